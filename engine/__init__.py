@@ -1,0 +1,32 @@
+"""JointLab engine: articulated rigid-body dynamics in Junggon Kim's Lie-group formulation
+(SE(3), se(3), dse(3)), compiled with numba.
+
+    import engine
+    model = engine.load_urdf(path, floating_base=False)
+    tau = engine.inverse_dynamics(model, q, v, a)
+    a = engine.forward_dynamics(model, q, v, tau)
+    a, tau = engine.hybrid_dynamics(model, q, v, prescribed, a, tau)
+
+Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part first; quaternions
+(w, x, y, z); gravity (0, 0, -9.81) in the world by default.
+"""
+from .errors import ModelError, InputError, SingularInertiaError, SimulationDiverged
+from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
+from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
+from .spatial import pose, rpy_to_rot
+from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix, bias_forces,
+                  gravity_forces, coriolis_matrix, kinetic_energy, potential_energy,
+                  forward_kinematics, frame_pose, jacobian, body_jacobian, world_jacobian,
+                  center_of_mass, body_velocities, body_accelerations, joint_wrenches,
+                  integrate, difference)
+
+__all__ = [
+    "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged",
+    "Revolute", "Prismatic", "Helical", "Universal", "Spherical", "Planar", "Free", "Fixed",
+    "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
+    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
+    "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
+    "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
+    "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
+    "integrate", "difference",
+]

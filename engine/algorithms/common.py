@@ -1,0 +1,146 @@
+"""Pieces shared by the compiled algorithms: numba types of the packed model and workspace,
+argument checks that report a status code instead of raising, the joint pose update
+T_i = T_placement X_J(q_i), the first (velocity) pass of Tables 2-4, and a small SPD inverse.
+
+Status codes returned by kernels (decoded by ``engine.api``):
+    0                 success
+    10 * k + 1        argument k has the wrong length
+    10 * k + 2        argument k holds NaN or Inf
+    10 * k + 3        argument k (a prescription mask) splits a multi-dof joint
+    -i                articulated inertia of body i's joint is singular
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types, from_dtype
+
+from ..joints import joint_calc
+from ..model import MODEL_DTYPE, WS_DTYPE
+from ..spatial import Ad_inv_into, ad_into
+
+MODEL_T = types.Array(from_dtype(MODEL_DTYPE), 1, "C", readonly=True)
+WS_T = types.Array(from_dtype(WS_DTYPE), 1, "C")
+VEC_T = types.Array(types.float64, 1, "C")
+MAT_T = types.Array(types.float64, 2, "C")
+BOOL_T = types.Array(types.boolean, 1, "C")
+STATUS = types.int64
+
+OK = 0
+
+
+@njit(cache=True, inline="always")
+def check_vec(x, n, k):
+    """Status for argument k: 10k+1 wrong length, 10k+2 not finite, 0 fine."""
+    if x.shape[0] != n:
+        return 10 * k + 1
+    for j in range(n):
+        if not np.isfinite(x[j]):
+            return 10 * k + 2
+    return OK
+
+
+@njit(cache=True, inline="always")
+def joint_pose(mb, wb, q, v):
+    """Update body i's joint: T_i = T_placement X_J(q_i) into wb.R, wb.p; S, dS and c = dS dq."""
+    joint_calc(mb.code, mb.a1, mb.a2, mb.a3, mb.pitch, q, v, mb.iq, mb.iv,
+               wb.RJ, wb.pJ, wb.S, wb.dS, wb.c, wb.tmp)
+    RP = mb.R
+    RJ = wb.RJ
+    pJ = wb.pJ
+    R = wb.R
+    for r in range(3):
+        for k in range(3):
+            R[r, k] = RP[r, 0] * RJ[0, k] + RP[r, 1] * RJ[1, k] + RP[r, 2] * RJ[2, k]
+        wb.p[r] = mb.p[r] + RP[r, 0] * pJ[0] + RP[r, 1] * pJ[1] + RP[r, 2] * pJ[2]
+
+
+@njit(cache=True, inline="always")
+def velocity_pass_body(mb, wb, pb, q, v):
+    """First pass of Tables 2-4 for body i:
+    V_i = Ad_{T_i^-1} V_lambda(i) + S_i dq_i;  eta_i = ad_{V_i}(S_i dq_i) + dS_i dq_i."""
+    joint_pose(mb, wb, q, v)
+    Ad_inv_into(wb.R, wb.p, pb.V, wb.V)
+    S = wb.S
+    Sv = wb.Sv
+    iv = mb.iv
+    nv = mb.nv
+    for r in range(6):
+        s = 0.0
+        for j in range(nv):
+            s += S[r, j] * v[iv + j]
+        Sv[r] = s
+        wb.V[r] += s
+    ad_into(wb.V, Sv, wb.eta)
+    for r in range(6):
+        wb.eta[r] += wb.c[r]
+
+
+@njit(cache=True, inline="always")
+def spd_inverse(D, n, out, scale, L, Li):
+    """out[:n, :n] = D[:n, :n]^-1 for a symmetric positive-definite D (Cholesky; L and Li are 6x6
+    scratch). Returns False if a pivot is <= 1e-12 * scale (numerically singular)."""
+    if n == 1:
+        d = D[0, 0]
+        if not (d > 1e-12 * scale):
+            return False
+        out[0, 0] = 1.0 / d
+        return True
+    for j in range(n):
+        s = D[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not (s > 1e-12 * scale):
+            return False
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            t = D[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    # inverse of L (lower), then out = L^-T L^-1
+    for j in range(n):
+        for i in range(j):
+            Li[i, j] = 0.0
+        Li[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, n):
+            t = 0.0
+            for k in range(j, i):
+                t -= L[i, k] * Li[k, j]
+            Li[i, j] = t / L[i, i]
+    for i in range(n):
+        for j in range(i, n):
+            t = 0.0
+            for k in range(j, n):
+                t += Li[k, i] * Li[k, j]
+            out[i, j] = t
+            out[j, i] = t
+    return True
+
+
+@njit(cache=True, inline="always")
+def inertia_scale(G):
+    s = 0.0
+    for k in range(6):
+        if abs(G[k, k]) > s:
+            s = abs(G[k, k])
+    return max(s, 1e-300)
+
+
+@njit(cache=True, inline="always")
+def set_identity_pose(w0):
+    """The ground: at rest, world pose identity."""
+    for r in range(3):
+        w0.pw[r] = 0.0
+        for c in range(3):
+            w0.Rw[r, c] = 1.0 if r == c else 0.0
+    for r in range(6):
+        w0.V[r] = 0.0
+
+
+@njit(cache=True, inline="always")
+def world_pose_body(wb, pb):
+    """T_world_i = T_world_lambda(i) T_i."""
+    for r in range(3):
+        for c in range(3):
+            wb.Rw[r, c] = pb.Rw[r, 0] * wb.R[0, c] + pb.Rw[r, 1] * wb.R[1, c] + pb.Rw[r, 2] * wb.R[2, c]
+        wb.pw[r] = pb.pw[r] + pb.Rw[r, 0] * wb.p[0] + pb.Rw[r, 1] * wb.p[1] + pb.Rw[r, 2] * wb.p[2]

@@ -1,0 +1,172 @@
+"""Kinematics: world poses of the bodies, body and world Jacobians, centre of mass, energies.
+
+Poses: T_world_i = T_world_lambda(i) T_i(q_i). Body Jacobian of body k (6 x nv, frame {k}): for each
+joint j on the path from the ground to k, columns Ad_{T_jk^-1} S_j where T_jk is the pose of {k}
+in {j}; all other columns are zero. Energies: kinetic sum_i 1/2 V_i^T I_i V_i; potential
+-sum_i m_i g . c_i (c_i the world centre of mass of body i).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+from .common import MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, velocity_pass_body, world_pose_body, set_identity_pose
+from ..spatial import mat6_vec
+
+
+@njit(cache=True, inline="always")
+def world_poses(m, ws, q, v0):
+    n = m.shape[0] - 1
+    w0 = ws[0]
+    set_identity_pose(w0)
+    for i in range(1, n + 1):
+        mb = m[i]
+        wb = ws[i]
+        pb = ws[mb.parent]
+        joint_pose(mb, wb, q, v0)
+        world_pose_body(wb, pb)
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T), cache=True)
+def forward_kinematics(m, ws, q, v0, out):
+    """out[i] = (R_world_i row-major (9), p_world_i (3)) for i = 0..n."""
+    st = check_vec(q, m[0].nq, 1)
+    if st != OK:
+        return st
+    world_poses(m, ws, q, v0)
+    for i in range(m.shape[0]):
+        wb = ws[i]
+        for r in range(3):
+            for c in range(3):
+                out[i, 3 * r + c] = wb.Rw[r, c]
+            out[i, 9 + r] = wb.pw[r]
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T), cache=True)
+def body_jacobian(m, ws, q, v0, k, J):
+    """J (6 x nv, zero on entry): Jacobian of body k's twist in its own frame {k}."""
+    st = check_vec(q, m[0].nq, 1)
+    if st != OK:
+        return st
+    world_poses(m, ws, q, v0)
+    Rk = ws[k].Rw
+    pk = ws[k].pw
+    j = k
+    while j > 0:
+        wj = ws[j]
+        mj = m[j]
+        # T_kj = T_world_k^-1 T_world_j: R = Rk^T Rj, p = Rk^T (pj - pk); column = Ad_{T_kj} S_j
+        R = wj.tmp
+        p = wj.u
+        for r in range(3):
+            for c in range(3):
+                R[r, c] = Rk[0, r] * wj.Rw[0, c] + Rk[1, r] * wj.Rw[1, c] + Rk[2, r] * wj.Rw[2, c]
+        for r in range(3):
+            p[r] = Rk[0, r] * (wj.pw[0] - pk[0]) + Rk[1, r] * (wj.pw[1] - pk[1]) + Rk[2, r] * (wj.pw[2] - pk[2])
+        for col in range(mj.nv):
+            s = wj.S[:, col]
+            w0 = R[0, 0] * s[0] + R[0, 1] * s[1] + R[0, 2] * s[2]
+            w1 = R[1, 0] * s[0] + R[1, 1] * s[1] + R[1, 2] * s[2]
+            w2 = R[2, 0] * s[0] + R[2, 1] * s[1] + R[2, 2] * s[2]
+            v0_ = R[0, 0] * s[3] + R[0, 1] * s[4] + R[0, 2] * s[5]
+            v1_ = R[1, 0] * s[3] + R[1, 1] * s[4] + R[1, 2] * s[5]
+            v2_ = R[2, 0] * s[3] + R[2, 1] * s[4] + R[2, 2] * s[5]
+            c = mj.iv + col
+            J[0, c] = w0
+            J[1, c] = w1
+            J[2, c] = w2
+            J[3, c] = v0_ + p[1] * w2 - p[2] * w1
+            J[4, c] = v1_ + p[2] * w0 - p[0] * w2
+            J[5, c] = v2_ + p[0] * w1 - p[1] * w0
+        j = mj.parent
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True)
+def center_of_mass(m, ws, q, v0, out):
+    """out = (com_world (3), total mass)."""
+    st = check_vec(q, m[0].nq, 1)
+    if st != OK:
+        return st
+    world_poses(m, ws, q, v0)
+    tot = 0.0
+    c0 = c1 = c2 = 0.0
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        wb = ws[i]
+        mi = mb.mass
+        cc = mb.com
+        for r in range(3):
+            x = wb.pw[r] + wb.Rw[r, 0] * cc[0] + wb.Rw[r, 1] * cc[1] + wb.Rw[r, 2] * cc[2]
+            if r == 0:
+                c0 += mi * x
+            elif r == 1:
+                c1 += mi * x
+            else:
+                c2 += mi * x
+        tot += mi
+    out[0] = c0 / tot if tot > 0 else 0.0
+    out[1] = c1 / tot if tot > 0 else 0.0
+    out[2] = c2 / tot if tot > 0 else 0.0
+    out[3] = tot
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True)
+def energy(m, ws, q, v, out):
+    """out = (kinetic, potential): sum 1/2 V_i^T I_i V_i and -sum m_i g . c_i (g = -dV_0 linear part)."""
+    st = check_vec(q, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(v, m[0].nv, 2)
+    if st != OK:
+        return st
+    n = m.shape[0] - 1
+    w0 = ws[0]
+    set_identity_pose(w0)
+    ke = 0.0
+    pe = 0.0
+    g = m[0].g
+    for i in range(1, n + 1):
+        mb = m[i]
+        wb = ws[i]
+        pb = ws[mb.parent]
+        velocity_pass_body(mb, wb, pb, q, v)
+        mat6_vec(mb.I, wb.V, wb.u)
+        for r in range(6):
+            ke += 0.5 * wb.V[r] * wb.u[r]
+        world_pose_body(wb, pb)
+        cc = mb.com
+        for r in range(3):
+            x = wb.pw[r] + wb.Rw[r, 0] * cc[0] + wb.Rw[r, 1] * cc[1] + wb.Rw[r, 2] * cc[2]
+            pe += mb.mass * g[3 + r] * x      # -m g.c with g = -dV_0
+    out[0] = ke
+    out[1] = pe
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T), cache=True)
+def body_velocities(m, ws, q, v, Vout, Tout):
+    """Vout[i] = V_i (body twist, frame {i}); Tout[i] = world pose (R row-major, p) for i = 0..n."""
+    st = check_vec(q, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(v, m[0].nv, 2)
+    if st != OK:
+        return st
+    w0 = ws[0]
+    set_identity_pose(w0)
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        wb = ws[i]
+        pb = ws[mb.parent]
+        velocity_pass_body(mb, wb, pb, q, v)
+        world_pose_body(wb, pb)
+    for i in range(m.shape[0]):
+        wb = ws[i]
+        for r in range(6):
+            Vout[i, r] = wb.V[r]
+        for r in range(3):
+            for c in range(3):
+                Tout[i, 3 * r + c] = wb.Rw[r, c]
+            Tout[i, 9 + r] = wb.pw[r]
+    return OK

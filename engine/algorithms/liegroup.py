@@ -1,0 +1,53 @@
+"""Configuration-space operations on the joints' Lie groups: q (+) dv and q1 (-) q0, joint by joint
+(``engine.joints.joint_integrate`` / ``joint_difference``), and renormalisation of quaternions."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .common import MODEL_T, VEC_T, STATUS, OK, check_vec
+from ..joints import joint_integrate, joint_difference, SPHERICAL, FREE
+
+
+@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
+def integrate(m, q, dv, out):
+    """out = q (+) dv: each joint moves along its group's exponential (body-frame increments)."""
+    st = check_vec(q, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(dv, m[0].nv, 2)
+    if st != OK:
+        return st
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        joint_integrate(mb.code, mb.a1, mb.a2, mb.a3, mb.pitch, q, dv, mb.iq, mb.iv, out)
+    return OK
+
+
+@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
+def difference(m, q0, q1, out):
+    """out = dv with integrate(q0, dv) = q1."""
+    st = check_vec(q0, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(q1, m[0].nq, 2)
+    if st != OK:
+        return st
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        joint_difference(mb.code, mb.a1, mb.a2, mb.a3, mb.pitch, q0, q1, mb.iq, mb.iv, out)
+    return OK
+
+
+@njit(cache=True)
+def normalize_quaternions(m, q):
+    """Renormalise the quaternions of spherical and free joints in place."""
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        k = -1
+        if mb.code == SPHERICAL:
+            k = mb.iq
+        elif mb.code == FREE:
+            k = mb.iq + 3
+        if k >= 0:
+            s = np.sqrt(q[k] ** 2 + q[k + 1] ** 2 + q[k + 2] ** 2 + q[k + 3] ** 2)
+            for j in range(4):
+                q[k + j] /= s

@@ -1,0 +1,376 @@
+"""The public functions of the engine: thin Python wrappers around the compiled kernels.
+
+Each wrapper hands the packed model, the algorithm's resident workspace and the caller's vectors
+to one compiled kernel. The kernels check lengths and finiteness themselves and return a status
+code, so the common case (float64 vectors) costs one compiled call; anything else (lists, other
+dtypes, non-contiguous arrays) is converted once on a slow path. Bad input raises
+``InputError`` (a ValueError) naming the argument: "q: expected 7, got 6".
+
+Frames: external wrenches f_ext map body (or link) names to wrenches (m, f) in that link's frame.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError, SingularInertiaError
+from .spatial import Ad, se3_inv
+from .algorithms.rnea import rnea as _rnea
+from .algorithms.aba import aba as _aba
+from .algorithms.hybrid import hybrid as _hybrid
+from .algorithms.crba import crba as _crba
+from .algorithms.kinematics import (forward_kinematics as _fk, body_jacobian as _bjac,
+                                    center_of_mass as _com, energy as _energy,
+                                    body_velocities as _bvel)
+from .algorithms.liegroup import integrate as _integrate, difference as _difference
+from .algorithms.coriolis import coriolis as _coriolis
+
+_F64 = np.dtype(np.float64)
+
+
+# ------------------------------------------------------------------ argument handling (slow path)
+def _as_vector(x, name, n):
+    try:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected a vector of {n} numbers, got {type(x).__name__}", name) from None
+    if a.ndim != 1:
+        if a.size == n and a.ndim == 2 and 1 in a.shape:
+            a = a.reshape(-1)
+        else:
+            raise InputError(f"{name}: expected a vector of {n} numbers, got an array of shape {a.shape}", name)
+    return a
+
+
+def _as_mask(x, name, n):
+    a = np.asarray(x)
+    if a.dtype != np.bool_:
+        if a.dtype.kind in "iuf" and np.all(np.isin(a, (0, 1))):
+            a = a.astype(bool)
+        else:
+            raise InputError(f"{name}: expected {n} booleans (True = acceleration prescribed), got {a.dtype}", name)
+    a = np.ascontiguousarray(a).reshape(-1) if a.ndim <= 1 else a
+    if a.ndim != 1:
+        raise InputError(f"{name}: expected a vector of {n} booleans, got shape {a.shape}", name)
+    return a
+
+
+def _raise(model, st, names, args):
+    """Turn a kernel status code into the error it stands for."""
+    if st < 0:
+        raise SingularInertiaError(model.joints[-st - 1].name)
+    k, kind = divmod(st, 10)
+    name = names[k - 1]
+    x = args[k - 1]
+    n = model.nq if name in ("q", "q0", "q1") else model.nv
+    if kind == 1:
+        raise InputError(f"{name}: expected {n}, got {len(x)}", name)
+    if kind == 2:
+        bad = np.flatnonzero(~np.isfinite(np.asarray(x, dtype=float)))
+        where = _coordinate_name(model, int(bad[0]), name in ("q", "q0", "q1")) if bad.size else "?"
+        raise InputError(f"{name}: holds NaN or Inf (first at index {bad[0] if bad.size else '?'}, {where})", name)
+    if kind == 3:
+        mask = np.asarray(x)
+        for j in model.joints:
+            flags = mask[j.idx_v:j.idx_v + j.nv]
+            if flags.min() != flags.max():
+                raise InputError(f"{name}: the prescription splits joint '{j.name}' ({j.kind}, coordinates "
+                                 f"{j.idx_v}..{j.idx_v + j.nv - 1}); all coordinates of one joint share one flag", name)
+    raise InputError(f"{name}: invalid (status {st})", name)
+
+
+def _coordinate_name(model, idx, in_q):
+    for j in model.joints:
+        start, size = (j.idx_q, j.nq) if in_q else (j.idx_v, j.nv)
+        if start <= idx < start + size:
+            return f"joint '{j.name}' coordinate {idx - start}"
+    return f"coordinate {idx}"
+
+
+def _call(kernel, model, ws, names, vecs, *rest):
+    """Slow path: convert the vectors, call, decode the status."""
+    vecs = [_as_vector(x, nm, model.nq if nm in ("q", "q0", "q1") else model.nv) for x, nm in zip(vecs, names)]
+    st = kernel(model._m, ws, *vecs, *rest) if ws is not None else kernel(model._m, *vecs, *rest)
+    if st:
+        _raise(model, st, names, vecs)
+    return vecs
+
+
+def _load_fext(model, ws, f_ext):
+    """Write external wrenches into ws['fext'] (body frames). Accepts {name: (m, f)}."""
+    if not isinstance(f_ext, dict):
+        raise InputError("f_ext: expected a dict {body name: wrench (m, f) in that body's frame}", "f_ext")
+    fx = ws["fext"]
+    for name, w in f_ext.items():
+        label = f"f_ext['{name}']"
+        try:
+            w = np.asarray(w, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InputError(f"{label}: expected 6 numbers (moment, force)", "f_ext") from None
+        if w.size != 6:
+            raise InputError(f"{label}: expected 6, got {w.size}", "f_ext")
+        if not np.all(np.isfinite(w)):
+            raise InputError(f"{label}: holds NaN or Inf", "f_ext")
+        frame = model.frames.get(name)
+        if frame is None:
+            raise InputError(f"f_ext: no body or link named '{name}' in model '{model.name}'", "f_ext")
+        if frame.body == 0:
+            continue  # a wrench on the ground does nothing
+        if not np.array_equal(frame.placement, np.eye(4)):
+            w = Ad(se3_inv(frame.placement)).T @ w
+        fx[frame.body] += w
+
+
+def _with_fext(model, ws, f_ext, fn):
+    _load_fext(model, ws, f_ext)
+    try:
+        return fn()
+    finally:
+        ws["fext"] = 0.0
+
+
+# ------------------------------------------------------------------ dynamics
+def inverse_dynamics(model, q, v, a, f_ext=None):
+    """tau = M(q) a + b(q, v) - sum_i J_i^T F_i^ext  (Table 2, recursive Newton-Euler).
+    Joint armature contributes armature * a; viscous damping is not included (see Simulator)."""
+    ws = model._ws_rnea
+    out = np.empty(model.nv)
+    if f_ext:
+        return _with_fext(model, ws, f_ext, lambda: inverse_dynamics(model, q, v, a))
+    try:
+        st = _rnea(model._m, ws, q, v, a, out)
+    except TypeError:
+        _call(_rnea, model, ws, ("q", "v", "a"), (q, v, a), out)
+        return out
+    if st:
+        _raise(model, st, ("q", "v", "a"), (q, v, a))
+    return out
+
+
+def forward_dynamics(model, q, v, tau, f_ext=None):
+    """a = M(q)^-1 (tau - b(q, v) + sum_i J_i^T F_i^ext)  (Table 3, articulated-body algorithm)."""
+    ws = model._ws_aba
+    out = np.empty(model.nv)
+    if f_ext:
+        return _with_fext(model, ws, f_ext, lambda: forward_dynamics(model, q, v, tau))
+    try:
+        st = _aba(model._m, ws, q, v, tau, out)
+    except TypeError:
+        _call(_aba, model, ws, ("q", "v", "tau"), (q, v, tau), out)
+        return out
+    if st:
+        _raise(model, st, ("q", "v", "tau"), (q, v, tau))
+    return out
+
+
+_HD_NAMES = ("q", "v", "prescribed", "a", "tau")
+
+
+def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
+    """Table 4. prescribed: bool per velocity coordinate, True = acceleration given (read from a),
+    False = torque given (read from tau); one flag per joint. Returns (a_out, tau_out), both complete."""
+    ws = model._ws_hd
+    a_out = np.empty(model.nv)
+    tau_out = np.empty(model.nv)
+    if f_ext:
+        return _with_fext(model, ws, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
+    try:
+        st = _hybrid(model._m, ws, q, v, prescribed, a, tau, a_out, tau_out)
+    except TypeError:
+        nq, nv = model.nq, model.nv
+        args = (_as_vector(q, "q", nq), _as_vector(v, "v", nv), _as_mask(prescribed, "prescribed", nv),
+                _as_vector(a, "a", nv), _as_vector(tau, "tau", nv))
+        st = _hybrid(model._m, ws, *args, a_out, tau_out)
+        if st:
+            _raise(model, st, _HD_NAMES, args)
+        return a_out, tau_out
+    if st:
+        _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau))
+    return a_out, tau_out
+
+
+def mass_matrix(model, q):
+    """M(q) (nv x nv, symmetric, armature on the diagonal) by composite rigid-body inertias."""
+    M = np.zeros((model.nv, model.nv))
+    try:
+        st = _crba(model._m, model._ws_crba, q, model._zero_v, M)
+    except TypeError:
+        _call(_crba, model, model._ws_crba, ("q",), (q,), model._zero_v, M)
+        return M
+    if st:
+        _raise(model, st, ("q",), (q,))
+    return M
+
+
+def bias_forces(model, q, v):
+    """b(q, v) = C(q, v) v + g(q): inverse dynamics with zero acceleration."""
+    return inverse_dynamics(model, q, v, model._zero_v)
+
+
+def gravity_forces(model, q):
+    """g(q): inverse dynamics with zero velocity and acceleration."""
+    return inverse_dynamics(model, q, model._zero_v, model._zero_v)
+
+
+def coriolis_matrix(model, q, v):
+    """C(q, v) with C v = b(q, v) - g(q) and dM/dt - 2 C skew-symmetric:
+    C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i."""
+    C = np.zeros((model.nv, model.nv))
+    scratch = model._jac_scratch()
+    _call(_coriolis, model, model._ws_kin, ("q", "v"), (q, v), scratch[0], scratch[1], C)
+    return C
+
+
+def _energies(model, q, v):
+    out = np.empty(2)
+    try:
+        st = _energy(model._m, model._ws_kin, q, v, out)
+    except TypeError:
+        _call(_energy, model, model._ws_kin, ("q", "v"), (q, v), out)
+        return out
+    if st:
+        _raise(model, st, ("q", "v"), (q, v))
+    return out
+
+
+def kinetic_energy(model, q, v):
+    """1/2 v^T M v = sum_i 1/2 V_i^T I_i V_i."""
+    return float(_energies(model, q, v)[0])
+
+
+def potential_energy(model, q):
+    """Gravitational potential energy -sum_i m_i g . c_i (zero at the world origin's height)."""
+    return float(_energies(model, q, model._zero_v)[1])
+
+
+# ------------------------------------------------------------------ kinematics
+def _world_poses(model, q):
+    out = np.empty((model.nbodies + 1, 12))
+    _call(_fk, model, model._ws_kin, ("q",), (q,), model._zero_v, out)
+    return out
+
+
+def _pose4(row):
+    T = np.eye(4)
+    T[:3, :3] = row[:9].reshape(3, 3)
+    T[:3, 3] = row[9:]
+    return T
+
+
+def forward_kinematics(model, q):
+    """{link name: 4x4 pose in the world} for every link (merged fixed links included)."""
+    rows = _world_poses(model, q)
+    body_T = [_pose4(r) for r in rows]
+    out = {}
+    for name, f in model.frames.items():
+        T = body_T[f.body]
+        out[name] = T if f.placement is None or np.array_equal(f.placement, np.eye(4)) else T @ f.placement
+    return out
+
+
+def frame_pose(model, q, name):
+    """4x4 world pose of one link or body."""
+    f = model.frames.get(name)
+    if f is None:
+        raise KeyError(f"no body or link named '{name}' in model '{model.name}'")
+    return _pose4(_world_poses(model, q)[f.body]) @ f.placement
+
+
+def jacobian(model, q, name, frame="local"):
+    """Jacobian (6 x nv) of the twist of link `name`, rows (angular, linear):
+    frame="local": body twist in the link's own frame (Kim's body Jacobian);
+    frame="world": spatial twist in the world frame (the world Jacobian);
+    frame="local_world_aligned": angular velocity and the velocity of the link origin, world axes."""
+    f = model.frames.get(name)
+    if f is None:
+        raise KeyError(f"no body or link named '{name}' in model '{model.name}'")
+    J = np.zeros((6, model.nv))
+    if f.body == 0:
+        return J
+    _call(_bjac, model, model._ws_kin, ("q",), (q,), model._zero_v, f.body, J)
+    P = f.placement
+    if not np.array_equal(P, np.eye(4)):
+        J = Ad(se3_inv(P)) @ J
+    if frame == "local":
+        return J
+    ws = model._ws_kin[f.body]
+    Tw = np.eye(4)
+    Tw[:3, :3] = ws["Rw"]
+    Tw[:3, 3] = ws["pw"]
+    Tw = Tw @ P
+    if frame == "world":
+        return Ad(Tw) @ J
+    if frame == "local_world_aligned":
+        R = Tw[:3, :3]
+        return np.vstack((R @ J[:3], R @ J[3:]))
+    raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}")
+
+
+def body_jacobian(model, q, name):
+    return jacobian(model, q, name, "local")
+
+
+def world_jacobian(model, q, name):
+    return jacobian(model, q, name, "world")
+
+
+def center_of_mass(model, q):
+    """Centre of mass of the whole model in the world (3,)."""
+    out = np.empty(4)
+    _call(_com, model, model._ws_kin, ("q",), (q,), model._zero_v, out)
+    return out[:3].copy()
+
+
+def body_velocities(model, q, v):
+    """{body name: body twist (w, v) in the body's own frame} for the movable bodies."""
+    V = np.empty((model.nbodies + 1, 6))
+    T = np.empty((model.nbodies + 1, 12))
+    _call(_bvel, model, model._ws_kin, ("q", "v"), (q, v), V, T)
+    return {name: V[k].copy() for k, name in enumerate(model.body_names, start=1)}
+
+
+def body_accelerations(model, q, v, a):
+    """{body name: dV/dt (w', v') in the body's own frame}, gravity not included."""
+    inverse_dynamics(model, q, v, a)
+    ws = model._ws_rnea
+    g = model._m[0]["g"]
+    out = {}
+    rows = _world_poses(model, q)
+    for k, name in enumerate(model.body_names, start=1):
+        Tw = _pose4(rows[k])
+        out[name] = ws[k]["dV"] - Ad(se3_inv(Tw)) @ g
+    return out
+
+
+def joint_wrenches(model, q, v, a, f_ext=None):
+    """{joint name: F_i}, the wrench (m, f) the parent transmits to the child through joint i, in
+    the child body's frame (Table 2). S_i^T F_i is the joint torque; the rest is the reaction."""
+    inverse_dynamics(model, q, v, a, f_ext)
+    ws = model._ws_rnea
+    return {j.name: ws[j.body]["F"].copy() for j in model.joints}
+
+
+# ------------------------------------------------------------------ configuration space
+def integrate(model, q, dv):
+    """q (+) dv: the configuration reached from q by the velocity increment dv (length nv)."""
+    out = np.empty(model.nq)
+    try:
+        st = _integrate(model._m, q, dv, out)
+    except TypeError:
+        _call(_integrate, model, None, ("q", "dv"), (q, dv), out)
+        return out
+    if st:
+        _raise(model, st, ("q", "dv"), (q, dv))
+    return out
+
+
+def difference(model, q0, q1):
+    """dv (length nv) with integrate(q0, dv) = q1."""
+    out = np.empty(model.nv)
+    try:
+        st = _difference(model._m, q0, q1, out)
+    except TypeError:
+        _call(_difference, model, None, ("q0", "q1"), (q0, q1), out)
+        return out
+    if st:
+        _raise(model, st, ("q0", "q1"), (q0, q1))
+    return out

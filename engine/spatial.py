@@ -1,0 +1,403 @@
+"""Spatial algebra on SE(3), se(3) and dse(3) (Kim 2012, Section 2; ../shared/docs/algorithms.md).
+
+Conventions (used everywhere in the engine):
+- pose T = (R, p) maps the child frame into the parent frame; as a 4x4 homogeneous matrix.
+- twist V = (w, v): angular part first, expressed in the body frame.
+- wrench F = (m, f): moment first, expressed in the body frame.
+- quaternion q = (w, x, y, z), unit norm.
+
+Everything here is compiled with numba (``njit``) so the kernels in ``engine.algorithms`` can call it,
+and is equally usable from Python with numpy arrays. The small in-place helpers at the end
+(``*_into``) are the allocation-free building blocks of the kernels.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_EPS = 1e-12
+
+
+# ---------------------------------------------------------------- matrices (allocate; Python use)
+@njit(cache=True)
+def skew(x):
+    """[x]: the 3x3 matrix with [x] y = x cross y."""
+    S = np.zeros((3, 3))
+    S[0, 1] = -x[2]
+    S[0, 2] = x[1]
+    S[1, 0] = x[2]
+    S[1, 2] = -x[0]
+    S[2, 0] = -x[1]
+    S[2, 1] = x[0]
+    return S
+
+
+@njit(cache=True)
+def so3_exp(w):
+    """Rotation matrix exp([w]) (Rodrigues), accurate for small angles."""
+    th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    th = np.sqrt(th2)
+    if th < 1e-6:
+        a = 1.0 - th2 / 6.0
+        b = 0.5 - th2 / 24.0
+    else:
+        a = np.sin(th) / th
+        b = (1.0 - np.cos(th)) / th2
+    K = skew(w)
+    return np.eye(3) + a * K + b * (K @ K)
+
+
+@njit(cache=True)
+def so3_log(R):
+    """w with exp([w]) = R, |w| <= pi."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    c = min(1.0, max(-1.0, 0.5 * (tr - 1.0)))
+    th = np.arccos(c)
+    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if th < 1e-6:
+        return 0.5 * (1.0 + th * th / 6.0) * v
+    if np.pi - th < 1e-4:
+        # near pi: axis from the symmetric part (R + R^T)/2 = cos I + (1 - cos) a a^T
+        B = 0.5 * (R + R.T)
+        k = 0
+        for i in range(3):
+            if B[i, i] > B[k, k]:
+                k = i
+        a = B[:, k] / np.sqrt(max(B[k, k] - c, _EPS) * (1.0 - c))
+        a = a / np.sqrt(a[0] ** 2 + a[1] ** 2 + a[2] ** 2)
+        if a[0] * v[0] + a[1] * v[1] + a[2] * v[2] < 0.0:
+            a = -a
+        return th * a
+    return th / (2.0 * np.sin(th)) * v
+
+
+@njit(cache=True)
+def so3_left_jacobian(w):
+    """J_l(w) = sum [w]^k/(k+1)!; the translation part of exp on SE(3) is J_l(w) v."""
+    th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    th = np.sqrt(th2)
+    if th < 1e-5:
+        b = 0.5 - th2 / 24.0
+        c = 1.0 / 6.0 - th2 / 120.0
+    else:
+        b = (1.0 - np.cos(th)) / th2
+        c = (th - np.sin(th)) / (th2 * th)
+    K = skew(w)
+    return np.eye(3) + b * K + c * (K @ K)
+
+
+@njit(cache=True)
+def so3_left_jacobian_inv(w):
+    th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    th = np.sqrt(th2)
+    K = skew(w)
+    if th < 1e-5:
+        d = 1.0 / 12.0 + th2 / 720.0
+    else:
+        d = (1.0 - th * np.sin(th) / (2.0 * (1.0 - np.cos(th)))) / th2
+    return np.eye(3) - 0.5 * K + d * (K @ K)
+
+
+@njit(cache=True)
+def se3_exp(V):
+    """exp of the twist V = (w, v) as a 4x4 pose."""
+    T = np.eye(4)
+    w = V[:3].copy()
+    v = V[3:].copy()
+    T[:3, :3] = so3_exp(w)
+    T[:3, 3] = so3_left_jacobian(w) @ v
+    return T
+
+
+@njit(cache=True)
+def se3_log(T):
+    """Twist V = (w, v) with exp(V) = T."""
+    w = so3_log(T[:3, :3].copy())
+    v = so3_left_jacobian_inv(w) @ T[:3, 3].copy()
+    out = np.empty(6)
+    out[:3] = w
+    out[3:] = v
+    return out
+
+
+@njit(cache=True)
+def se3_inv(T):
+    Ti = np.eye(4)
+    R = T[:3, :3].copy()
+    Ti[:3, :3] = R.T
+    Ti[:3, 3] = -(R.T @ T[:3, 3].copy())
+    return Ti
+
+
+@njit(cache=True)
+def Ad(T):
+    """Ad_T = [[R, 0], [[p] R, R]] (6x6), maps twists of the child frame into the parent frame."""
+    R = T[:3, :3].copy()
+    X = np.zeros((6, 6))
+    X[:3, :3] = R
+    X[3:, 3:] = R
+    X[3:, :3] = skew(T[:3, 3].copy()) @ R
+    return X
+
+
+@njit(cache=True)
+def ad(V):
+    """ad_V = [[[w], 0], [[v], [w]]]; ad_V X is the Lie bracket [V, X]."""
+    X = np.zeros((6, 6))
+    W = skew(V[:3].copy())
+    X[:3, :3] = W
+    X[3:, 3:] = W
+    X[3:, :3] = skew(V[3:].copy())
+    return X
+
+
+def Ad_dual(T):
+    """Ad*_T = Ad_T^T: acts on wrenches."""
+    return Ad(T).T
+
+
+def ad_dual(V):
+    """ad*_V = ad_V^T."""
+    return ad(V).T
+
+
+@njit(cache=True)
+def spatial_inertia(mass, com, I_com):
+    """Generalized inertia (6x6) in the body frame from mass, centre of mass c (body frame) and the
+    rotational inertia about the centre of mass expressed in body-frame axes:
+    I = [[I_com - m [c][c], m [c]], [-m [c], m 1]]."""
+    C = skew(com)
+    G = np.zeros((6, 6))
+    G[:3, :3] = I_com - mass * (C @ C)
+    G[:3, 3:] = mass * C
+    G[3:, :3] = -mass * C
+    for k in range(3):
+        G[3 + k, 3 + k] = mass
+    return G
+
+
+def transform_inertia(T_ab, G_b):
+    """Inertia of frame {b} re-expressed in frame {a}: G_a = Ad*_{T_ab^-1} G_b Ad_{T_ab^-1}."""
+    X = Ad(se3_inv(T_ab))
+    return X.T @ G_b @ X
+
+
+# ---------------------------------------------------------------- quaternions (w, x, y, z)
+@njit(cache=True)
+def quat_to_rot(q):
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    R = np.empty((3, 3))
+    _quat_to_rot_into(w, x, y, z, R)
+    return R
+
+
+@njit(cache=True)
+def rot_to_quat(R):
+    """Unit quaternion (w, x, y, z) with w >= 0 (Shepperd's method)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    q = np.empty(4)
+    if tr > 0.0:
+        s = np.sqrt(tr + 1.0) * 2.0
+        q[0] = 0.25 * s
+        q[1] = (R[2, 1] - R[1, 2]) / s
+        q[2] = (R[0, 2] - R[2, 0]) / s
+        q[3] = (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2]) * 2.0
+        q[0] = (R[2, 1] - R[1, 2]) / s
+        q[1] = 0.25 * s
+        q[2] = (R[0, 1] + R[1, 0]) / s
+        q[3] = (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] > R[2, 2]:
+        s = np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2]) * 2.0
+        q[0] = (R[0, 2] - R[2, 0]) / s
+        q[1] = (R[0, 1] + R[1, 0]) / s
+        q[2] = 0.25 * s
+        q[3] = (R[1, 2] + R[2, 1]) / s
+    else:
+        s = np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1]) * 2.0
+        q[0] = (R[1, 0] - R[0, 1]) / s
+        q[1] = (R[0, 2] + R[2, 0]) / s
+        q[2] = (R[1, 2] + R[2, 1]) / s
+        q[3] = 0.25 * s
+    if q[0] < 0.0:
+        q = -q
+    return q / np.sqrt(q @ q)
+
+
+@njit(cache=True)
+def quat_mul(a, b):
+    out = np.empty(4)
+    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
+    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
+    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
+    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+    return out
+
+
+@njit(cache=True)
+def quat_exp(w):
+    """Unit quaternion of the rotation exp([w])."""
+    th = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    out = np.empty(4)
+    out[0] = np.cos(0.5 * th)
+    s = 0.5 - th * th / 48.0 if th < 1e-6 else np.sin(0.5 * th) / th
+    out[1] = s * w[0]
+    out[2] = s * w[1]
+    out[3] = s * w[2]
+    return out
+
+
+def rpy_to_rot(r, p, y):
+    """URDF roll-pitch-yaw: R = Rz(y) Ry(p) Rx(r)."""
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def pose(R=None, p=None):
+    """4x4 homogeneous matrix from a rotation and a translation (either may be None)."""
+    T = np.eye(4)
+    if R is not None:
+        T[:3, :3] = R
+    if p is not None:
+        T[:3, 3] = p
+    return T
+
+
+# ---------------------------------------------------------------- in-place kernel helpers
+@njit(cache=True, inline="always")
+def _quat_to_rot_into(w, x, y, z, R):
+    n = w * w + x * x + y * y + z * z
+    s = 2.0 / n
+    R[0, 0] = 1.0 - s * (y * y + z * z)
+    R[0, 1] = s * (x * y - w * z)
+    R[0, 2] = s * (x * z + w * y)
+    R[1, 0] = s * (x * y + w * z)
+    R[1, 1] = 1.0 - s * (x * x + z * z)
+    R[1, 2] = s * (y * z - w * x)
+    R[2, 0] = s * (x * z - w * y)
+    R[2, 1] = s * (y * z + w * x)
+    R[2, 2] = 1.0 - s * (x * x + y * y)
+
+
+@njit(cache=True, inline="always")
+def _axis_angle_into(a, th, R):
+    """R = exp([a] th) for a unit axis a."""
+    c = np.cos(th)
+    s = np.sin(th)
+    t = 1.0 - c
+    x, y, z = a[0], a[1], a[2]
+    R[0, 0] = c + t * x * x
+    R[0, 1] = t * x * y - s * z
+    R[0, 2] = t * x * z + s * y
+    R[1, 0] = t * x * y + s * z
+    R[1, 1] = c + t * y * y
+    R[1, 2] = t * y * z - s * x
+    R[2, 0] = t * x * z - s * y
+    R[2, 1] = t * y * z + s * x
+    R[2, 2] = c + t * z * z
+
+
+@njit(cache=True, inline="always")
+def Ad_inv_into(R, p, x, out):
+    """out = Ad_{T^-1} x for T = (R, p): (R^T w, R^T (v + w x p)). Maps a parent twist into the child."""
+    w0, w1, w2 = x[0], x[1], x[2]
+    u0 = x[3] + w1 * p[2] - w2 * p[1]
+    u1 = x[4] + w2 * p[0] - w0 * p[2]
+    u2 = x[5] + w0 * p[1] - w1 * p[0]
+    for k in range(3):
+        out[k] = R[0, k] * w0 + R[1, k] * w1 + R[2, k] * w2
+        out[3 + k] = R[0, k] * u0 + R[1, k] * u1 + R[2, k] * u2
+
+
+@njit(cache=True, inline="always")
+def Ad_inv_dual_add(R, p, F, out):
+    """out += Ad*_{T^-1} F = (R m + p x R f, R f). Maps a child wrench into the parent frame."""
+    m0 = R[0, 0] * F[0] + R[0, 1] * F[1] + R[0, 2] * F[2]
+    m1 = R[1, 0] * F[0] + R[1, 1] * F[1] + R[1, 2] * F[2]
+    m2 = R[2, 0] * F[0] + R[2, 1] * F[1] + R[2, 2] * F[2]
+    f0 = R[0, 0] * F[3] + R[0, 1] * F[4] + R[0, 2] * F[5]
+    f1 = R[1, 0] * F[3] + R[1, 1] * F[4] + R[1, 2] * F[5]
+    f2 = R[2, 0] * F[3] + R[2, 1] * F[4] + R[2, 2] * F[5]
+    out[0] += m0 + p[1] * f2 - p[2] * f1
+    out[1] += m1 + p[2] * f0 - p[0] * f2
+    out[2] += m2 + p[0] * f1 - p[1] * f0
+    out[3] += f0
+    out[4] += f1
+    out[5] += f2
+
+
+@njit(cache=True, inline="always")
+def ad_into(V, X, out):
+    """out = ad_V X = (w x wx, v x wx + w x vx)."""
+    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    a0, a1, a2, b0, b1, b2 = X[0], X[1], X[2], X[3], X[4], X[5]
+    out[0] = w1 * a2 - w2 * a1
+    out[1] = w2 * a0 - w0 * a2
+    out[2] = w0 * a1 - w1 * a0
+    out[3] = v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1
+    out[4] = v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2
+    out[5] = v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0
+
+
+@njit(cache=True, inline="always")
+def ad_dual_sub(V, F, out):
+    """out -= ad*_V F, where ad*_V F = ad_V^T F = (-w x m - v x f, -w x f); i.e. out += (w x m + v x f, w x f)."""
+    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    m0, m1, m2, f0, f1, f2 = F[0], F[1], F[2], F[3], F[4], F[5]
+    out[0] += w1 * m2 - w2 * m1 + v1 * f2 - v2 * f1
+    out[1] += w2 * m0 - w0 * m2 + v2 * f0 - v0 * f2
+    out[2] += w0 * m1 - w1 * m0 + v0 * f1 - v1 * f0
+    out[3] += w1 * f2 - w2 * f1
+    out[4] += w2 * f0 - w0 * f2
+    out[5] += w0 * f1 - w1 * f0
+
+
+@njit(cache=True, inline="always")
+def mat6_vec(G, x, out):
+    """out = G x for a 6x6 G."""
+    for r in range(6):
+        s = 0.0
+        for c in range(6):
+            s += G[r, c] * x[c]
+        out[r] = s
+
+
+@njit(cache=True, inline="always")
+def Ad_inv_matrix_into(R, p, X):
+    """X = Ad_{T^-1} = [[R^T, 0], [-R^T [p], R^T]] as a 6x6 matrix."""
+    for r in range(3):
+        for c in range(3):
+            X[r, c] = R[c, r]
+            X[3 + r, 3 + c] = R[c, r]
+            X[r, 3 + c] = 0.0
+        # row r of -R^T [p]: -(R^T [p])[r, :] = -(col r of R) x-ed: (R^T [p])[r, c] = sum_k R[k, r] [p][k, c]
+        a0, a1, a2 = R[0, r], R[1, r], R[2, r]
+        # (a^T [p]) = (a x p)^T ... [p][k,c]: row vector a^T [p] = -(p x a)^T = (a x p)^T
+        X[3 + r, 0] = -(a1 * p[2] - a2 * p[1])
+        X[3 + r, 1] = -(a2 * p[0] - a0 * p[2])
+        X[3 + r, 2] = -(a0 * p[1] - a1 * p[0])
+
+
+@njit(cache=True, inline="always")
+def congruence_add(X, G, tmp, out):
+    """out += X^T G X for 6x6 matrices (tmp is 6x6 scratch). With X = Ad_{T^-1} this is
+    Ad*_{T^-1} G Ad_{T^-1}: an inertia of the child re-expressed in the parent frame."""
+    for r in range(6):
+        for c in range(6):
+            s = 0.0
+            for k in range(6):
+                s += G[r, k] * X[k, c]
+            tmp[r, c] = s
+    for r in range(6):
+        for c in range(r, 6):
+            s = 0.0
+            for k in range(6):
+                s += X[k, r] * tmp[k, c]
+            out[r, c] += s
+            if c != r:
+                out[c, r] += s
