@@ -148,8 +148,9 @@ class ModelBuilder:
         self._names = {self.GROUND}
         self.ground_name = self.GROUND
         self.constraints = []  # loop closures (closed-loop issue)
-        self.visuals = {}      # link name -> list of shapes (models issue)
-        self.collisions = {}
+        self.visuals = []      # list of engine.visuals.Shape (drawn; never read by the dynamics)
+        self.collisions = []
+        self.description = {}  # gallery text: name, what it demonstrates, suggested joint modes
         self.source = None
 
     def set_ground_name(self, name):
@@ -265,8 +266,9 @@ class Model:
         self._joint_index = {j.name: j for j in joints}
         self._body_index = {name: k for k, name in enumerate(body_frame)}
         self.constraints = list(builder.constraints)
-        self.visuals = dict(builder.visuals)
-        self.collisions = dict(builder.collisions)
+        self.visuals = list(builder.visuals)
+        self.collisions = list(builder.collisions)
+        self.description = dict(builder.description)
         self.source = builder.source
         self._setup_workspaces()
         self._check_mass()
