@@ -19,6 +19,7 @@ from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matr
                   forward_kinematics, frame_pose, jacobian, body_jacobian, world_jacobian,
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
+from .simulator import Simulator, INTEGRATORS
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged",
@@ -28,5 +29,5 @@ __all__ = [
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
     "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference",
+    "integrate", "difference", "Simulator", "INTEGRATORS",
 ]

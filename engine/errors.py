@@ -52,5 +52,5 @@ class SimulationDiverged(RuntimeError):
             if integrator != "rk4":
                 hint += " or integrator 'rk4'"
         super().__init__(
-            f"simulation diverged at t = {t:.6g} s: coordinate {coordinate} became {value!r}{hint}; "
-            "the last good state is kept in .q, .v and .t")
+            f"simulation diverged in the step from t = {t:.6g} s: {coordinate} became {value!r}{hint}; "
+            "the last good state (at that t) is kept in .q, .v and .t")

@@ -1,0 +1,61 @@
+"""Command line of JointLab.
+
+    jointlab [MODEL] [--screenshot PATH --quit-after SECONDS] [--package-path DIR]   open the app
+    jointlab simulate MODEL --duration S --dt DT --integrator NAME --csv OUT          headless run
+
+MODEL is a URDF path, a shipped asset name (see `jointlab models`) or, when the
+example-robot-data package is installed, one of its robot names.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _simulate_parser():
+    p = argparse.ArgumentParser(prog="jointlab simulate",
+                                description="Simulate a model without a window and write t, q, v, a, tau per step to CSV.")
+    p.add_argument("model", help="URDF path, shipped asset name or example-robot-data robot name")
+    p.add_argument("--duration", type=float, default=5.0, help="simulated time in seconds (default 5)")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step in seconds (default 0.001)")
+    p.add_argument("--integrator", default="rk4", choices=["rk4", "semi_implicit_euler", "euler"])
+    p.add_argument("--csv", default=None, help="output CSV file (default: none)")
+    p.add_argument("--floating-base", action="store_true", default=None,
+                   help="add a free joint at the root (default: the model's own choice)")
+    p.add_argument("--package-path", action="append", default=[], metavar="DIR",
+                   help="extra directory to resolve package:// mesh paths (repeatable)")
+    p.add_argument("--q0", default=None, metavar="J=X,...",
+                   help="initial joint positions, e.g. 'joint1=0.5,joint2=-0.3' (1-dof joints)")
+    p.add_argument("--no-progress", action="store_true", help="do not draw the progress bar")
+    return p
+
+
+def _gui_parser():
+    p = argparse.ArgumentParser(prog="jointlab", description="JointLab: interactive articulated-body dynamics. "
+                                "Subcommands: 'jointlab simulate ...' (headless), 'jointlab models' (list models).")
+    p.add_argument("model", nargs="?", default=None, help="URDF path or model name (default: double_pendulum)")
+    p.add_argument("--screenshot", default=None, metavar="PATH", help="write a PNG of the window and exit (with --quit-after)")
+    p.add_argument("--quit-after", type=float, default=None, metavar="SECONDS", help="run this long, then exit")
+    p.add_argument("--package-path", action="append", default=[], metavar="DIR")
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "simulate":
+        args = _simulate_parser().parse_args(argv[1:])
+        from .headless import run_simulation
+        return run_simulation(args)
+    if argv and argv[0] == "models":
+        from engine.catalog import list_models
+        for m in list_models():
+            print(f"{m['name']:24s} {m.get('title', '')}")
+        return 0
+    args = _gui_parser().parse_args(argv)
+    from .gui import main as gui_main
+    return gui_main(args.model, screenshot=args.screenshot, quit_after=args.quit_after,
+                    package_paths=tuple(args.package_path))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,237 @@
+"""Time stepping on the Lie group: the simulator keeps (t, q, v) and advances them with hybrid
+dynamics (each joint torque-given or acceleration-prescribed) and one of three integrators.
+
+- "euler":               q+ = q (+) h v,   v+ = v + h a(q, v)
+- "semi_implicit_euler": v+ = v + h a(q, v),   q+ = q (+) h v+
+- "rk4":                 Runge-Kutta-Munthe-Kaas of order 4: the stages live in the tangent space at
+  q, q_k = q (+) xi_k, and the velocity is pulled back with dexp^-1 truncated after the third term,
+  xi' = v + 1/2 [xi, v] + 1/12 [xi, [xi, v]]  (exact for 1-dof joints, order 4 on SO(3) and SE(3)).
+
+Quaternions stay unit (the group exponential is exact and the result is renormalised). Joint
+viscous damping acts as a passive torque -d v. Inputs (tau for torque joints, a for prescribed
+joints) are held over a step (zero-order hold) and may change at every step, set directly or
+returned by ``controller(t, q, v)``. A state that becomes NaN, Inf or larger than 1e10 raises
+``SimulationDiverged`` carrying the last good state, which the simulator keeps.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .api import forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy
+from .algorithms.common import MODEL_T, VEC_T
+from .errors import InputError, SimulationDiverged
+from .joints import SPHERICAL, FREE, PLANAR
+
+INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
+LIMIT = 1e10
+
+
+@njit(cache=True, inline="always")
+def _bracket(w0, w1, w2, u0, u1, u2, x, out):
+    """out = ad_(w, u) x on se(3) (x and out 6-vectors, angular first)."""
+    a0, a1, a2, b0, b1, b2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    out[0] = w1 * a2 - w2 * a1
+    out[1] = w2 * a0 - w0 * a2
+    out[2] = w0 * a1 - w1 * a0
+    out[3] = u1 * a2 - u2 * a1 + w1 * b2 - w2 * b1
+    out[4] = u2 * a0 - u0 * a2 + w2 * b0 - w0 * b2
+    out[5] = u0 * a1 - u1 * a0 + w0 * b1 - w1 * b0
+
+
+@njit((MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
+def dexp_inv(m, xi, v, out):
+    """out = dexp^-1_{-xi}(v) ~ v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] joint by joint (identity for
+    joints whose group is commutative)."""
+    x = np.zeros(6)
+    b1 = np.zeros(6)
+    b2 = np.zeros(6)
+    for k in range(v.shape[0]):
+        out[k] = v[k]
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        code = mb.code
+        iv = mb.iv
+        if code != SPHERICAL and code != FREE and code != PLANAR:
+            continue
+        for k in range(6):
+            x[k] = 0.0
+        w0 = w1 = w2 = u0 = u1 = u2 = 0.0
+        if code == SPHERICAL:
+            w0, w1, w2 = xi[iv], xi[iv + 1], xi[iv + 2]
+            x[0], x[1], x[2] = v[iv], v[iv + 1], v[iv + 2]
+        elif code == FREE:
+            w0, w1, w2, u0, u1, u2 = xi[iv], xi[iv + 1], xi[iv + 2], xi[iv + 3], xi[iv + 4], xi[iv + 5]
+            for k in range(6):
+                x[k] = v[iv + k]
+        else:  # planar (vx, vy, omega) embedded as the twist ((0, 0, omega), (vx, vy, 0))
+            u0, u1, w2 = xi[iv], xi[iv + 1], xi[iv + 2]
+            x[3], x[4], x[2] = v[iv], v[iv + 1], v[iv + 2]
+        _bracket(w0, w1, w2, u0, u1, u2, x, b1)
+        _bracket(w0, w1, w2, u0, u1, u2, b1, b2)
+        for k in range(6):
+            x[k] += 0.5 * b1[k] + b2[k] / 12.0
+        if code == SPHERICAL:
+            out[iv], out[iv + 1], out[iv + 2] = x[0], x[1], x[2]
+        elif code == FREE:
+            for k in range(6):
+                out[iv + k] = x[k]
+        else:
+            out[iv], out[iv + 1], out[iv + 2] = x[3], x[4], x[2]
+
+
+class Simulator:
+    """Simulate a model: ``sim = Simulator(model, dt=1e-3, integrator="rk4"); sim.step(1000)``.
+
+    State: ``t``, ``q`` (nq), ``v`` (nv). After a step, ``a`` and ``tau`` hold the accelerations
+    and the joint torques at the start of that step (for acceleration-prescribed joints the torque
+    hybrid dynamics computed, damping included: what a motor must supply).
+    Inputs: ``prescribed`` (bool per velocity coordinate), ``tau_cmd`` and ``a_cmd`` (held over a
+    step), or ``controller(t, q, v) -> (a_cmd, tau_cmd)`` called at every step; ``f_ext`` a dict of
+    body wrenches (body frame) applied during the step.
+    """
+
+    def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None):
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"integrator: expected one of {INTEGRATORS}, got {integrator!r}")
+        dt = float(dt)
+        if not (np.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt: expected a positive time step, got {dt!r}")
+        self.model = model
+        self.dt = dt
+        self.integrator = integrator
+        nv = model.nv
+        self.prescribed = np.zeros(nv, dtype=bool)
+        self.tau_cmd = np.zeros(nv)
+        self.a_cmd = np.zeros(nv)
+        self.controller = None
+        self.f_ext = None
+        self._damping = model.damping
+        self._has_damping = bool(np.any(self._damping))
+        self._q0 = model.neutral() if q is None else self._vec(q, model.nq, "q")
+        self._v0 = np.zeros(nv) if v is None else self._vec(v, nv, "v")
+        self.reset()
+
+    # ------------------------------------------------------------------ state and inputs
+    @staticmethod
+    def _vec(x, n, name):
+        a = np.array(x, dtype=float).reshape(-1)
+        if a.size != n:
+            raise InputError(f"{name}: expected {n}, got {a.size}", name)
+        if not np.all(np.isfinite(a)):
+            raise InputError(f"{name}: holds NaN or Inf", name)
+        return a
+
+    def reset(self):
+        """Back to the initial state (the one given at construction or by set_initial_state)."""
+        self.t = 0.0
+        self.q = self._q0.copy()
+        self.v = self._v0.copy()
+        self.a = np.zeros(self.model.nv)
+        self.tau = np.zeros(self.model.nv)
+        self.steps = 0
+
+    def set_initial_state(self, q, v=None):
+        self._q0 = self._vec(q, self.model.nq, "q")
+        self._v0 = np.zeros(self.model.nv) if v is None else self._vec(v, self.model.nv, "v")
+
+    def set_state(self, q, v=None, t=None):
+        q = self._vec(q, self.model.nq, "q")
+        self.q = integrate(self.model, q, np.zeros(self.model.nv))  # renormalises quaternions
+        if v is not None:
+            self.v = self._vec(v, self.model.nv, "v")
+        if t is not None:
+            self.t = float(t)
+
+    def set_mode(self, joint_name, mode):
+        """mode "torque" (torque given, acceleration computed) or "acceleration" (prescribed)."""
+        if mode not in ("torque", "acceleration"):
+            raise ValueError(f"mode: expected 'torque' or 'acceleration', got {mode!r}")
+        self.prescribed[self.model.v_slice(joint_name)] = (mode == "acceleration")
+
+    def mode(self, joint_name):
+        return "acceleration" if self.prescribed[self.model.v_slice(joint_name)].all() else "torque"
+
+    def energy(self):
+        """(kinetic, potential) of the current state."""
+        return kinetic_energy(self.model, self.q, self.v), potential_energy(self.model, self.q)
+
+    # ------------------------------------------------------------------ dynamics
+    def _accel(self, q, v, a_cmd, tau_cmd):
+        """(a, tau): hybrid dynamics with damping as a passive torque."""
+        model = self.model
+        tau_in = tau_cmd - self._damping * v if self._has_damping else tau_cmd
+        if not self.prescribed.any():
+            return forward_dynamics(model, q, v, tau_in, self.f_ext), tau_cmd
+        a, tau = hybrid_dynamics(model, q, v, self.prescribed, a_cmd, tau_in, self.f_ext)
+        if self._has_damping:
+            tau = np.where(self.prescribed, tau + self._damping * v, tau_cmd)
+        return a, tau
+
+    def _inputs(self):
+        if self.controller is not None:
+            out = self.controller(self.t, self.q, self.v)
+            if out is not None:
+                a_cmd, tau_cmd = out
+                nv = self.model.nv
+                self.a_cmd = np.zeros(nv) if a_cmd is None else self._vec(a_cmd, nv, "a_cmd")
+                self.tau_cmd = np.zeros(nv) if tau_cmd is None else self._vec(tau_cmd, nv, "tau_cmd")
+        return self.a_cmd, self.tau_cmd
+
+    def step(self, n=1):
+        """Advance n steps of dt. Raises SimulationDiverged (the state stays at the last good one)."""
+        for _ in range(int(n)):
+            self._step_once()
+        return self
+
+    def _step_once(self):
+        model, h = self.model, self.dt
+        q, v = self.q, self.v
+        a_cmd, tau_cmd = self._inputs()
+        a1, tau1 = self._accel(q, v, a_cmd, tau_cmd)
+        if self.integrator == "euler":
+            q_new = integrate(model, q, h * v)
+            v_new = v + h * a1
+        elif self.integrator == "semi_implicit_euler":
+            v_new = v + h * a1
+            q_new = integrate(model, q, h * v_new)
+        else:
+            d1 = v
+            xi = 0.5 * h * d1
+            v2 = v + 0.5 * h * a1
+            a2, _ = self._accel(integrate(model, q, xi), v2, a_cmd, tau_cmd)
+            d2 = np.empty_like(v)
+            dexp_inv(model._m, xi, v2, d2)
+            xi = 0.5 * h * d2
+            v3 = v + 0.5 * h * a2
+            a3, _ = self._accel(integrate(model, q, xi), v3, a_cmd, tau_cmd)
+            d3 = np.empty_like(v)
+            dexp_inv(model._m, xi, v3, d3)
+            xi = h * d3
+            v4 = v + h * a3
+            a4, _ = self._accel(integrate(model, q, xi), v4, a_cmd, tau_cmd)
+            d4 = np.empty_like(v)
+            dexp_inv(model._m, xi, v4, d4)
+            q_new = integrate(model, q, (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4))
+            v_new = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+        self._check(q_new, v_new, a1)
+        self.q, self.v = q_new, v_new
+        self.a, self.tau = a1, tau1
+        self.t += h
+        self.steps += 1
+
+    def _check(self, q, v, a):
+        for name, x in (("q", q), ("v", v), ("a", a)):
+            if np.all(np.isfinite(x)) and np.max(np.abs(x), initial=0.0) <= LIMIT:
+                continue
+            bad = int(np.flatnonzero(~np.isfinite(x) | (np.abs(np.nan_to_num(x, nan=np.inf)) > LIMIT))[0])
+            coord = f"{name}[{bad}] ({self._coordinate(name, bad)})"
+            raise SimulationDiverged(self.t, self.q.copy(), self.v.copy(), coord, float(x[bad]),
+                                     self.dt, self.integrator)
+
+    def _coordinate(self, name, idx):
+        for j in self.model.joints:
+            start, size = (j.idx_q, j.nq) if name == "q" else (j.idx_v, j.nv)
+            if start <= idx < start + size:
+                return f"joint '{j.name}' coordinate {idx - start}"
+        return "?"
