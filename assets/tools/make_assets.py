@@ -101,8 +101,143 @@ Hanging straight down at q = 0. No damping: the period at small amplitude is clo
     }
 
 
+def acrobot():
+    """Spong's acrobot: two 1 m links hanging from a passive shoulder; only the elbow has a motor
+    (carried at the end of link 1)."""
+    L = 1.0
+    r = robot("acrobot", """
+JointLab acrobot: a two-link underactuated pendulum. The shoulder is passive (effort 0), the
+elbow is driven by a motor carried at the end of link 1. Joints about y, hanging at q = 0.
+No damping: with zero elbow torque the system is conservative.
+""", ["dark", "steel", "green", "yellow"])
+    r.link("base", box(0.0, (0.14, 0.12, 0.05), (0, 0, 0.04), color="dark"))
+    r.link("link1", box(0.7, (0.04, 0.025, L), (0, 0, -L / 2), color="green"),
+           cylinder(0.3, 0.035, 0.06, (0, 0.045, -L), axis="y", color="dark"),
+           cylinder(0.0, 0.02, 0.05, (0, 0, 0), axis="y", color="steel"))
+    r.link("link2", box(1.0, (0.04, 0.025, L), (0, 0, -L / 2), color="yellow"),
+           cylinder(0.0, 0.02, 0.05, (0, 0, 0), axis="y", color="steel"))
+    r.link("tip", sphere(0.0, 0.025, color="dark"))
+    r.joint("shoulder", "revolute", "base", "link1", (0, 0, 2.2), axis=(0, 1, 0),
+            lower=-2 * PI, upper=2 * PI, effort=0, velocity=20)
+    r.joint("elbow", "revolute", "link1", "link2", (0, 0.09, -L), axis=(0, 1, 0),
+            lower=-2 * PI, upper=2 * PI, effort=15, velocity=20)
+    r.joint("tip_joint", "fixed", "link2", "tip", (0, 0, -L))
+    return r, {
+        "title": "Acrobot",
+        "demonstrates": "Underactuation: a passive shoulder driven only through the dynamic coupling "
+                        "with the actuated elbow (swing-up, partial feedback linearisation).",
+        "suggested_modes": "shoulder torque passive (zero), elbow acceleration track (a sine of "
+                           "growing amplitude pumps energy in); or both passive from q = (0.5, 1.0)",
+        "initial_q": {"shoulder": 0.5, "elbow": 1.0},
+        "conservative": True,
+    }
+
+
+def cart_pole():
+    """A 1 kg cart on a 2.4 m rail and a 1 m aluminium pole, upright at q = 0."""
+    L = 1.0
+    r = robot("cart_pole", """
+JointLab cart-pole: a 1 kg cart on a horizontal rail (prismatic, x) carrying a 0.3 kg, 1 m
+pole (revolute about y). The pole stands upright at q = 0 (an unstable equilibrium).
+The cart has light viscous friction on its rail; the pole bearing is frictionless.
+""", ["dark", "steel", "blue", "red"])
+    r.link("rail", box(0.0, (2.4, 0.04, 0.03), (0, 0, 0.5), color="steel"),
+           box(0.0, (0.04, 0.12, 0.5), (-1.22, 0, 0.25), color="dark"),
+           box(0.0, (0.04, 0.12, 0.5), (1.22, 0, 0.25), color="dark"))
+    r.link("cart", box(1.0, (0.24, 0.14, 0.09), (0, 0, 0), color="blue"),
+           cylinder(0.0, 0.015, 0.03, (0, 0.085, 0), axis="y", color="dark"))
+    r.link("pole", cylinder(0.3, 0.006, L, (0, 0, L / 2), color="red"))
+    r.link("pole_tip", sphere(0.0, 0.02, color="dark"))
+    r.joint("slider", "prismatic", "rail", "cart", (0, 0, 0.56), axis=(1, 0, 0),
+            lower=-1.0, upper=1.0, effort=40, velocity=5, damping=0.2)
+    r.joint("hinge", "revolute", "cart", "pole", (0, 0.1, 0), axis=(0, 1, 0),
+            lower=-2 * PI, upper=2 * PI, effort=0, velocity=30)
+    r.joint("pole_tip_joint", "fixed", "pole", "pole_tip", (0, 0, L))
+    return r, {
+        "title": "Cart-pole",
+        "demonstrates": "Balancing an inverted pendulum by moving its support: underactuation, "
+                        "unstable equilibrium, the non-minimum-phase response of the cart.",
+        "suggested_modes": "slider acceleration track (the cart as a commanded input), hinge passive; "
+                           "or slider torque (force) from a controller, hinge passive",
+        "initial_q": {"slider": 0.0, "hinge": 0.1},
+        "conservative": False,
+    }
+
+
+def planar_3r():
+    """A vertical planar arm with three revolute joints about -y (angles counter-clockwise seen
+    from the front), stretched out along x at q = 0."""
+    r = robot("planar_3r", """
+JointLab planar 3R arm: three revolute joints about -y (counter-clockwise positive in the x-z
+plane seen from -y), links 0.4, 0.3 and 0.2 m along x at q = 0, mounted on a 0.5 m pedestal.
+Motors sit at the joints; light viscous damping in each joint.
+""", ["dark", "steel", "blue", "orange", "green"])
+    r.link("base", cylinder(0.0, 0.06, 0.46, (0, 0, 0.23), color="dark"),
+           box(0.0, (0.25, 0.25, 0.02), (0, 0, 0.01), color="dark"))
+    lengths, masses, motors, colors = (0.4, 0.3, 0.2), (0.9, 0.6, 0.3), (0.5, 0.35, 0.0), ("blue", "orange", "green")
+    names = ("link1", "link2", "link3")
+    for i, (Lk, mk, mm, c, nm) in enumerate(zip(lengths, masses, motors, colors, names)):
+        parts = [box(mk, (Lk, 0.03, 0.04), (Lk / 2, 0, 0), color=c),
+                 cylinder(0.0, 0.035, 0.07, (0, 0, 0), axis="y", color="steel")]
+        if mm:  # the next joint's motor rides at this link's end
+            parts.append(cylinder(mm, 0.03, 0.06, (Lk, 0, 0), axis="y", color="dark"))
+        r.link(nm, *parts)
+    r.link("tool", sphere(0.0, 0.02, color="dark"))
+    r.joint("joint1", "revolute", "base", "link1", (0, 0, 0.5), axis=(0, -1, 0),
+            lower=-2.9, upper=2.9, effort=40, velocity=4, damping=0.05)
+    r.joint("joint2", "revolute", "link1", "link2", (0.4, 0.075, 0), axis=(0, -1, 0),
+            lower=-2.9, upper=2.9, effort=20, velocity=5, damping=0.05)
+    r.joint("joint3", "revolute", "link2", "link3", (0.3, 0.075, 0), axis=(0, -1, 0),
+            lower=-2.9, upper=2.9, effort=10, velocity=6, damping=0.05)
+    r.joint("tool_joint", "fixed", "link3", "tool", (0.2, 0, 0))
+    return r, {
+        "title": "Planar 3R arm",
+        "demonstrates": "Gravity compensation, Jacobians and redundancy of a 3-joint arm in a "
+                        "vertical plane (3 joints for a 2-D position).",
+        "suggested_modes": "all joints acceleration track (trajectory following, read the torques); "
+                           "or all joints torque with gravity compensation (the arm floats)",
+        "initial_q": {"joint1": 0.6, "joint2": -0.9, "joint3": -0.5},
+        "conservative": False,
+    }
+
+
+# ====================================================================== spinning top
+TOP_SPIN = 150.0  # rad/s about the top's own axis (about 1430 rpm)
+
+
+def spinning_top():
+    """A brass-disc toy top, body frame at the tip, z along the spin axis; free body (floating joint).
+    engine/catalog.py builds the same top on a ball joint at the tip (spinning_top_ball)."""
+    r = robot("spinning_top", """
+JointLab spinning top: a 0.39 kg brass disc on a steel spindle. The link frame sits at the tip,
+z along the spin axis. A free body (floating joint): in free fall gravity exerts no torque about
+the centre of mass, so it shows torque-free precession (Euler's equations). The same top on a
+ball joint at its tip (gyroscopic precession under gravity) is `spinning_top_ball` in
+engine/catalog.py.
+""", ["dark", "steel", "brass", "red"])
+    r.link("world")
+    r.link("top",
+           cylinder(0.39, 0.035, 0.012, (0, 0, 0.045), color="brass"),
+           cylinder(0.035, 0.004, 0.09, (0, 0, 0.057), color="steel"),
+           sphere(0.007, 0.006, (0, 0, 0.006), color="dark"),
+           sphere(0.01, 0.007, (0, 0, 0.105), color="red"),
+           box(0.0, (0.05, 0.004, 0.013), (0.0, 0, 0.045), color="dark"))
+    r.joint("free", "floating", "world", "top", (0, 0, 0))
+    return r, {
+        "title": "Spinning top (free body)",
+        "demonstrates": "Rigid-body rotation in 3-D: torque-free precession of a spinning "
+                        "axisymmetric body (Euler's equations) on the SE(3) free joint; the centre of mass "
+                        "falls on a parabola while the spin axis precesses about the angular momentum.",
+        "suggested_modes": "the free joint passive (zero wrench); switch gravity off to watch it in "
+                           "place; dt 5e-4 with rk4 for the fast spin",
+        "initial_q": {"free": [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]},
+        "initial_v": {"free": [3.0, 0.0, TOP_SPIN, 0.0, 0.0, 0.0]},
+        "conservative": True,
+    }
+
+
 # ====================================================================== all models
-MODELS = [double_pendulum, single_pendulum]
+MODELS = [double_pendulum, single_pendulum, acrobot, cart_pole, planar_3r, spinning_top]
 
 
 def build_all():
