@@ -236,8 +236,122 @@ engine/catalog.py.
     }
 
 
+# ====================================================================== 7-dof arm with meshes
+def _mesh_parts(prims, mass, color, relpath, extra_files):
+    """Build a link mesh from primitives, write it as binary STL, and return the Part carrying
+    the mass properties of that solid (uniform density, total `mass`).
+
+    prims: ("capsule", p0, p1, radius) or ("cylinder", centre, axis, radius, length)."""
+    import numpy as np
+    import trimesh
+
+    pieces = []
+    for pr in prims:
+        if pr[0] == "capsule":
+            _, p0, p1, rad = pr
+            p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
+            d = p1 - p0
+            L = float(np.linalg.norm(d))
+            mesh = trimesh.creation.capsule(height=max(L, 1e-6), radius=rad, count=[14, 8])
+            u = d / L if L > 0 else np.array([0.0, 0.0, 1.0])
+            centre = (p0 + p1) / 2
+        else:
+            _, centre, axis, rad, L = pr
+            mesh = trimesh.creation.cylinder(radius=rad, height=L, sections=18)
+            u = np.asarray(axis, float)
+            centre = np.asarray(centre, float)
+        T = trimesh.geometry.align_vectors([0.0, 0.0, 1.0], u)
+        T[:3, 3] = centre
+        mesh.apply_transform(T)
+        pieces.append(mesh)
+    # mass properties: sum of the (watertight) pieces at one density
+    vol = sum(p.volume for p in pieces)
+    rho = mass / vol if mass > 0 else 0.0
+    com = sum(p.volume * p.center_mass for p in pieces) / vol
+    I = np.zeros((3, 3))
+    for p in pieces:
+        m = rho * p.volume
+        d = p.center_mass - com
+        I += rho * p.moment_inertia + m * (d @ d * np.eye(3) - np.outer(d, d))
+    full = trimesh.util.concatenate(pieces)
+    extra_files[ASSETS / relpath] = _stl_bytes(full.vertices, full.faces)
+    from urdfgen import Part
+    return Part("mesh", mass, mesh=relpath, color=color, mesh_com=tuple(com), mesh_inertia=I)
+
+
+def _stl_bytes(vertices, faces):
+    """Deterministic binary STL (float32)."""
+    import numpy as np
+    tri = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+    rec = np.zeros(len(tri), dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")]))
+    rec["n"] = n
+    rec["v"] = tri
+    header = b"JointLab arm7 link mesh (assets/tools/make_assets.py)".ljust(80, b" ")
+    return header + np.uint32(len(tri)).tobytes() + rec.tobytes()
+
+
+def arm7():
+    """A 7-dof torque-controlled arm with the kinematics and mass distribution of a Franka Panda
+    (published DH parameters and identified masses), drawn with our own simple meshes."""
+    r = robot("arm7", """
+JointLab arm7: a 7-dof arm with Panda-like proportions (shoulder 0.333 m, upper arm 0.316 m,
+elbow offset 0.0825 m, forearm 0.384 m, wrist offset 0.088 m, flange 0.107 m) and masses
+(about 17 kg moving). Link meshes (assets/meshes/arm7/*.stl) are generated capsules and
+cylinders; each link's inertia is that of its mesh solid at uniform density.
+Light viscous damping in every joint (gearbox friction).
+""", ["steel", "white", "dark"])
+    extra = {}
+    rel = "meshes/arm7/{}.stl"
+    m = lambda name, mass, color, *prims: _mesh_parts(prims, mass, color, rel.format(name), extra)
+    Z, Y, X = (0, 0, 1), (0, 1, 0), (1, 0, 0)
+    r.link("link0", m("link0", 0.0, "steel", ("cylinder", (0, 0, 0.02), Z, 0.11, 0.04),
+                      ("capsule", (0, 0, 0.07), (0, 0, 0.2), 0.075)))
+    r.link("link1", m("link1", 4.97, "white", ("capsule", (0, 0, -0.19), (0, 0, -0.03), 0.068)))
+    r.link("link2", m("link2", 0.65, "white", ("cylinder", (0, 0, 0), Z, 0.066, 0.14),
+                      ("capsule", (0, 0, 0), (0, -0.13, 0), 0.06)))
+    r.link("link3", m("link3", 3.23, "white", ("capsule", (0, 0, -0.2), (0, 0, -0.04), 0.06),
+                      ("capsule", (0, 0, -0.04), (0.0825, 0, 0), 0.055)))
+    r.link("link4", m("link4", 3.59, "white", ("cylinder", (0, 0, 0), Z, 0.058, 0.13),
+                      ("capsule", (0, 0, 0), (-0.0825, 0.1, 0), 0.052)))
+    r.link("link5", m("link5", 1.23, "white", ("capsule", (0, 0, -0.27), (0, 0, -0.07), 0.05)))
+    r.link("link6", m("link6", 1.67, "white", ("cylinder", (0, 0, 0), Z, 0.052, 0.11),
+                      ("capsule", (0, 0, 0), (0.088, 0, 0), 0.046)))
+    r.link("link7", m("link7", 0.74, "dark", ("cylinder", (0, 0, 0), Z, 0.046, 0.09),
+                      ("cylinder", (0, 0, 0.08), Z, 0.032, 0.05)))
+    r.link("hand", box(0.55, (0.06, 0.2, 0.07), (0, 0, 0.035), color="white"),
+           box(0.09, (0.02, 0.02, 0.05), (0, 0.04, 0.095), color="dark"),
+           box(0.09, (0.02, 0.02, 0.05), (0, -0.04, 0.095), color="dark"))
+    r.link("tcp")
+    hp = PI / 2
+    lim = [(-2.8973, 2.8973), (-1.7628, 1.7628), (-2.8973, 2.8973), (-3.0718, -0.0698),
+           (-2.8973, 2.8973), (-0.0175, 3.7525), (-2.8973, 2.8973)]
+    org = [((0, 0, 0.333), (0, 0, 0)), ((0, 0, 0), (-hp, 0, 0)), ((0, -0.316, 0), (hp, 0, 0)),
+           ((0.0825, 0, 0), (hp, 0, 0)), ((-0.0825, 0.384, 0), (-hp, 0, 0)), ((0, 0, 0), (hp, 0, 0)),
+           ((0.088, 0, 0), (hp, 0, 0))]
+    for i in range(7):
+        r.joint(f"joint{i + 1}", "revolute", f"link{i}", f"link{i + 1}", org[i][0], org[i][1], axis=Z,
+                lower=lim[i][0], upper=lim[i][1], effort=87 if i < 4 else 12,
+                velocity=2.175 if i < 4 else 2.61, damping=0.1)
+    r.joint("hand_joint", "fixed", "link7", "hand", (0, 0, 0.107), (0, 0, -PI / 4))
+    r.joint("tcp_joint", "fixed", "hand", "tcp", (0, 0, 0.1034))
+    r.extra_files = extra
+    return r, {
+        "title": "7-dof arm (Panda-like)",
+        "demonstrates": "A redundant manipulator: gravity compensation, computed-torque control, "
+                        "null-space motion, the mass matrix of a realistic arm.",
+        "suggested_modes": "all joints acceleration track (trajectory, read the motor torques); or all "
+                           "torque with gravity compensation; or joints 1-4 acceleration track and 5-7 "
+                           "passive to see the wrist swing",
+        "initial_q": {"joint1": 0.0, "joint2": -0.785, "joint3": 0.0, "joint4": -2.356, "joint5": 0.0,
+                      "joint6": 1.571, "joint7": 0.785},
+        "conservative": False,
+    }
+
+
 # ====================================================================== all models
-MODELS = [double_pendulum, single_pendulum, acrobot, cart_pole, planar_3r, spinning_top]
+MODELS = [double_pendulum, single_pendulum, acrobot, cart_pole, planar_3r, spinning_top, arm7]
 
 
 def build_all():
