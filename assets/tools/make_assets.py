@@ -350,8 +350,143 @@ Light viscous damping in every joint (gearbox friction).
     }
 
 
+# ====================================================================== legged robots
+def quadruped():
+    """A 12 kg quadruped (Unitree Go1 / Solo proportions): 0.38 m trunk, 0.21 m thigh and shank,
+    knees bending backwards. Meant for floating_base=True (the trunk is the URDF root)."""
+    r = robot("quadruped", """
+JointLab quadruped: 12 kg, 12 joints (per leg: hip abduction HAA about x, hip flexion HFE and
+knee KFE about y). Legs LF, RF, LH, RH (left/right, front/hind). Trunk 0.38 x 0.20 x 0.11 m,
+thigh and shank 0.21 m. Load it with floating_base=True. q = 0 is legs straight down;
+standing is HFE = 0.8, KFE = -1.6 with the trunk at 0.313 m. Light joint damping.
+Foot links (*_FOOT) carry sphere collision shapes for contacts.
+""", ["dark", "steel", "orange", "white"])
+    r.link("trunk", box(4.4, (0.38, 0.20, 0.11), color="dark"),
+           box(0.0, (0.02, 0.12, 0.05), (0.2, 0, 0.01), color="orange"),
+           box(0.0, (0.2, 0.12, 0.012), (-0.02, 0, 0.061), color="white"))
+    for leg, sx, sy in (("LF", 1, 1), ("RF", 1, -1), ("LH", -1, 1), ("RH", -1, -1)):
+        r.link(f"{leg}_HIP", cylinder(0.65, 0.046, 0.055, (0, sy * 0.055, 0), axis="y", color="orange"),
+               cylinder(0.0, 0.04, 0.06, (-sx * 0.0, 0, 0), axis="x", color="steel"))
+        r.link(f"{leg}_THIGH", box(0.7, (0.035, 0.03, 0.21), (0, 0, -0.105), color="white"),
+               cylinder(0.25, 0.04, 0.035, (0, 0, 0), axis="y", color="steel"))
+        r.link(f"{leg}_SHANK", cylinder(0.25, 0.012, 0.2, (0, 0, -0.1), color="steel"),
+               cylinder(0.0, 0.02, 0.03, (0, 0, 0), axis="y", color="dark"))
+        r.link(f"{leg}_FOOT", sphere(0.05, 0.02, color="dark", collision=True))
+        r.joint(f"{leg}_HAA", "revolute", "trunk", f"{leg}_HIP", (sx * 0.19, sy * 0.05, 0), axis=(1, 0, 0),
+                lower=-0.8, upper=0.8, effort=24, velocity=20, damping=0.05)
+        r.joint(f"{leg}_HFE", "revolute", f"{leg}_HIP", f"{leg}_THIGH", (0, sy * 0.09, 0), axis=(0, 1, 0),
+                lower=-1.5, upper=3.0, effort=24, velocity=20, damping=0.05)
+        r.joint(f"{leg}_KFE", "revolute", f"{leg}_THIGH", f"{leg}_SHANK", (0, 0, -0.21), axis=(0, 1, 0),
+                lower=-2.7, upper=0.0, effort=36, velocity=20, damping=0.05)
+        r.joint(f"{leg}_FOOT_JOINT", "fixed", f"{leg}_SHANK", f"{leg}_FOOT", (0, 0, -0.21))
+    q0 = {}
+    for leg in ("LF", "RF", "LH", "RH"):
+        q0.update({f"{leg}_HAA": 0.0, f"{leg}_HFE": 0.8, f"{leg}_KFE": -1.6})
+    return r, {
+        "title": "Quadruped (12 dof, floating base)",
+        "demonstrates": "A floating-base legged robot: centroidal dynamics, how leg swings move the "
+                        "trunk in flight, joint torques of a standing posture (with contacts).",
+        "suggested_modes": "all leg joints acceleration track (hold the standing posture, read the torques), "
+                           "the floating base passive; or all joints passive to see it fall and fold",
+        "floating_base": True,
+        "initial_q": q0,
+        "base_pose": [0.0, 0.0, 0.313, 1.0, 0.0, 0.0, 0.0],
+        "conservative": False,
+    }
+
+
+def humanoid():
+    """A 1.75 m, 56 kg humanoid: legs 6 dof, waist 2, neck 2, arms 6 each (28 joints). Segment
+    masses follow human proportions with robot-like motor placement. Pelvis is the URDF root."""
+    r = robot("humanoid", """
+JointLab humanoid: 1.75 m, 56 kg, 28 joints. Per leg: hip yaw (z), roll (x), pitch (y), knee (y),
+ankle pitch (y) and roll (x). Waist yaw and pitch; neck yaw and pitch. Per arm: shoulder pitch (y),
+roll (x), yaw (z), elbow (y), wrist yaw (z) and pitch (y). Load it with floating_base=True
+(the pelvis is the URDF root); at q = 0 it stands straight with the soles at z = 0 when the
+pelvis is at 1.01 m. Pitch joints turn about +y, so a positive angle swings a limb backwards:
+knees bend with positive angles, hips and elbows flex with negative ones.
+Viscous damping in every joint. Feet carry box collision shapes.
+""", ["dark", "steel", "white", "blue", "skin"])
+    H = dict(effort=150, velocity=8, damping=0.3)
+    r.link("pelvis", box(6.0, (0.2, 0.28, 0.12), color="dark"))
+    for side, s in (("l", 1), ("r", -1)):
+        r.link(f"{side}_hip_yaw_link", cylinder(1.0, 0.045, 0.08, (0, 0, -0.04), color="steel"))
+        r.link(f"{side}_hip_roll_link", cylinder(1.2, 0.05, 0.1, (0, 0, 0), axis="x", color="dark"))
+        r.link(f"{side}_thigh", box(5.0, (0.11, 0.11, 0.36), (0, 0, -0.2), color="white"),
+               cylinder(0.0, 0.05, 0.12, (0, 0, 0), axis="y", color="steel"))
+        r.link(f"{side}_shank", box(2.8, (0.09, 0.09, 0.36), (0, 0, -0.2), color="white"),
+               cylinder(0.0, 0.048, 0.11, (0, 0, 0), axis="y", color="steel"))
+        r.link(f"{side}_ankle_link", cylinder(0.3, 0.03, 0.07, (0, 0, 0), axis="y", color="steel"))
+        r.link(f"{side}_foot", box(1.0, (0.22, 0.1, 0.04), (0.03, 0, -0.05), color="dark", collision=True))
+        r.link(f"{side}_sole")
+        r.joint(f"{side}_hip_yaw", "revolute", "pelvis", f"{side}_hip_yaw_link", (0, s * 0.09, -0.06),
+                axis=(0, 0, 1), lower=-0.6, upper=0.6, **H)
+        r.joint(f"{side}_hip_roll", "revolute", f"{side}_hip_yaw_link", f"{side}_hip_roll_link", (0, 0, -0.08),
+                axis=(1, 0, 0), lower=-0.5 if s > 0 else -0.8, upper=0.8 if s > 0 else 0.5, **H)
+        r.joint(f"{side}_hip_pitch", "revolute", f"{side}_hip_roll_link", f"{side}_thigh", (0, 0, 0),
+                axis=(0, 1, 0), lower=-2.0, upper=0.6, **H)
+        r.joint(f"{side}_knee", "revolute", f"{side}_thigh", f"{side}_shank", (0, 0, -0.4),
+                axis=(0, 1, 0), lower=0.0, upper=2.4, effort=200, velocity=8, damping=0.3)
+        r.joint(f"{side}_ankle_pitch", "revolute", f"{side}_shank", f"{side}_ankle_link", (0, 0, -0.4),
+                axis=(0, 1, 0), lower=-0.8, upper=0.6, effort=100, velocity=8, damping=0.3)
+        r.joint(f"{side}_ankle_roll", "revolute", f"{side}_ankle_link", f"{side}_foot", (0, 0, 0),
+                axis=(1, 0, 0), lower=-0.4, upper=0.4, effort=60, velocity=8, damping=0.3)
+        r.joint(f"{side}_sole_joint", "fixed", f"{side}_foot", f"{side}_sole", (0.03, 0, -0.07))
+    r.link("waist", cylinder(1.5, 0.07, 0.06, (0, 0, 0.03), color="steel"))
+    r.link("torso", box(13.0, (0.18, 0.32, 0.36), (0, 0, 0.2), color="white"),
+           box(0.0, (0.01, 0.18, 0.12), (0.09, 0, 0.24), color="blue"))
+    r.link("neck", cylinder(0.3, 0.03, 0.05, (0, 0, 0.025), color="steel"))
+    r.link("head", sphere(2.5, 0.1, (0, 0, 0.1), color="white"),
+           box(0.0, (0.03, 0.14, 0.05), (0.085, 0, 0.11), color="dark"))
+    r.joint("waist_yaw", "revolute", "pelvis", "waist", (0, 0, 0.06), axis=(0, 0, 1),
+            lower=-1.0, upper=1.0, effort=150, velocity=6, damping=0.3)
+    r.joint("waist_pitch", "revolute", "waist", "torso", (0, 0, 0.06), axis=(0, 1, 0),
+            lower=-0.3, upper=0.9, effort=150, velocity=6, damping=0.3)
+    r.joint("neck_yaw", "revolute", "torso", "neck", (0, 0, 0.38), axis=(0, 0, 1),
+            lower=-1.2, upper=1.2, effort=10, velocity=6, damping=0.05)
+    r.joint("neck_pitch", "revolute", "neck", "head", (0, 0, 0.05), axis=(0, 1, 0),
+            lower=-0.6, upper=0.8, effort=10, velocity=6, damping=0.05)
+    A = dict(velocity=8, damping=0.1)
+    for side, s in (("l", 1), ("r", -1)):
+        r.link(f"{side}_shoulder_pitch_link", cylinder(0.8, 0.045, 0.08, (0, s * 0.04, 0), axis="y", color="steel"))
+        r.link(f"{side}_shoulder_roll_link", cylinder(0.6, 0.04, 0.08, (0, 0, 0), axis="x", color="dark"))
+        r.link(f"{side}_upper_arm", cylinder(1.8, 0.045, 0.22, (0, 0, -0.14), color="white"))
+        r.link(f"{side}_forearm", cylinder(1.1, 0.04, 0.2, (0, 0, -0.12), color="white"),
+               cylinder(0.0, 0.042, 0.09, (0, 0, 0), axis="y", color="steel"))
+        r.link(f"{side}_wrist_link", cylinder(0.25, 0.03, 0.04, (0, 0, -0.02), color="steel"))
+        r.link(f"{side}_hand", box(0.45, (0.04, 0.08, 0.12), (0, 0, -0.06), color="skin"))
+        r.joint(f"{side}_shoulder_pitch", "revolute", "torso", f"{side}_shoulder_pitch_link", (0, s * 0.2, 0.33),
+                axis=(0, 1, 0), lower=-3.0, upper=1.0, effort=60, **A)
+        r.joint(f"{side}_shoulder_roll", "revolute", f"{side}_shoulder_pitch_link", f"{side}_shoulder_roll_link",
+                (0, s * 0.08, 0), axis=(1, 0, 0), lower=-0.3 if s > 0 else -2.5, upper=2.5 if s > 0 else 0.3,
+                effort=60, **A)
+        r.joint(f"{side}_shoulder_yaw", "revolute", f"{side}_shoulder_roll_link", f"{side}_upper_arm", (0, 0, -0.03),
+                axis=(0, 0, 1), lower=-1.5, upper=1.5, effort=40, **A)
+        r.joint(f"{side}_elbow", "revolute", f"{side}_upper_arm", f"{side}_forearm", (0, 0, -0.28),
+                axis=(0, 1, 0), lower=-2.4, upper=0.0, effort=40, **A)
+        r.joint(f"{side}_wrist_yaw", "revolute", f"{side}_forearm", f"{side}_wrist_link", (0, 0, -0.24),
+                axis=(0, 0, 1), lower=-1.5, upper=1.5, effort=15, **A)
+        r.joint(f"{side}_wrist_pitch", "revolute", f"{side}_wrist_link", f"{side}_hand", (0, 0, -0.04),
+                axis=(0, 1, 0), lower=-1.0, upper=1.0, effort=15, **A)
+    q0 = {}
+    for side in ("l", "r"):
+        q0.update({f"{side}_hip_pitch": -0.3, f"{side}_knee": 0.6, f"{side}_ankle_pitch": -0.3,
+                   f"{side}_elbow": -0.5})
+    return r, {
+        "title": "Humanoid (28 dof, floating base)",
+        "demonstrates": "A whole-body floating-base system: 34 velocity coordinates, the mass matrix of a "
+                        "tree with many branches, centroidal momentum of arm and leg swings in flight.",
+        "suggested_modes": "all joints acceleration track (a posture or a motion; read the torques), "
+                           "base passive; or all passive to see a rag doll",
+        "floating_base": True,
+        "initial_q": q0,
+        "base_pose": [0.0, 0.0, 0.975, 1.0, 0.0, 0.0, 0.0],
+        "conservative": False,
+    }
+
+
 # ====================================================================== all models
-MODELS = [double_pendulum, single_pendulum, acrobot, cart_pole, planar_3r, spinning_top, arm7]
+MODELS = [double_pendulum, single_pendulum, acrobot, cart_pole, planar_3r, spinning_top, arm7, quadruped, humanoid]
 
 
 def build_all():
@@ -368,7 +503,7 @@ def catalogue_entry(r, desc):
              "dof": r.dof() + (6 if desc.get("floating_base") else 0),
              "mass": round(r.mass(), 3),
              "conservative": desc.get("conservative", False)}
-    for key in ("initial_q", "initial_v", "gravity_off"):
+    for key in ("initial_q", "initial_v", "base_pose"):
         if key in desc:
             entry[key] = desc[key]
     return entry
