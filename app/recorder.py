@@ -1,0 +1,172 @@
+"""Every simulated step as one row of numbers, kept in a ring buffer for the plots and for CSV.
+
+The simulation thread fills rows (``SampleLayout`` says which column holds what) and hands
+finished blocks to the GUI through a thread-safe queue; the GUI appends them to a ``Recorder``.
+No sample is dropped between the two; the recorder keeps the newest ``capacity`` rows (the
+plots decimate only when drawing). Nothing here imports Qt.
+"""
+from __future__ import annotations
+
+import io
+from collections import deque
+
+import numpy as np
+
+
+class SampleLayout:
+    """Columns of one sample: t | q (nq) | dq (nv) | ddq (nv) | tau (nv) | kinetic, potential,
+    total energy | wrench (mx, my, mz, fx, fy, fz) of the watched joint, in its child body frame |
+    real-time factor. ddq and tau are the ones hybrid dynamics computed at the start of the step
+    from (t, q, dq) of the same row."""
+
+    WRENCH_LABELS = ("mx", "my", "mz", "fx", "fy", "fz")
+
+    def __init__(self, model):
+        self.nq, self.nv = model.nq, model.nv
+        nq, nv = self.nq, self.nv
+        self.t = 0
+        self.q = slice(1, 1 + nq)
+        self.dq = slice(self.q.stop, self.q.stop + nv)
+        self.ddq = slice(self.dq.stop, self.dq.stop + nv)
+        self.tau = slice(self.ddq.stop, self.ddq.stop + nv)
+        e0 = self.tau.stop
+        self.kinetic, self.potential, self.total = e0, e0 + 1, e0 + 2
+        self.wrench = slice(e0 + 3, e0 + 9)
+        self.rtf = e0 + 9
+        self.width = e0 + 10
+        names = ["t"]
+        units = ["s"]
+        for prefix, size_of, unit in (("q", "nq", "pos"), ("dq", "nv", "vel"), ("ddq", "nv", "acc"),
+                                      ("tau", "nv", "eff")):
+            for j in model.joints:
+                n = getattr(j, size_of)
+                names += [f"{prefix}:{j.name}"] if n == 1 else [f"{prefix}:{j.name}[{k}]" for k in range(n)]
+                units += [_unit(j.kind, unit, k) for k in range(n)]
+        names += ["energy:kinetic", "energy:potential", "energy:total"]
+        units += ["J", "J", "J"]
+        names += [f"wrench:{c}" for c in self.WRENCH_LABELS]
+        units += ["N m"] * 3 + ["N"] * 3
+        names += ["rtf"]
+        units += [""]
+        self.names = names
+        self.units = units
+        self._index = {n: i for i, n in enumerate(names)}
+        assert len(names) == self.width
+
+    def column(self, name):
+        return self._index[name]
+
+    def joint_columns(self, joint, quantity):
+        """Column indices of one joint's q / dq / ddq / tau."""
+        return [i for i, n in enumerate(self.names)
+                if n == f"{quantity}:{joint}" or n.startswith(f"{quantity}:{joint}[")]
+
+
+def _unit(kind, what, k):
+    linear = kind == "prismatic" or (kind == "free" and ((what == "pos" and k < 3) or (what != "pos" and k >= 3))) \
+        or (kind == "planar" and k < 2)
+    if kind in ("spherical",) and what == "pos":
+        return ""
+    if kind == "free" and what == "pos" and k >= 3:
+        return ""
+    base = {"pos": ("m", "rad"), "vel": ("m/s", "rad/s"), "acc": ("m/s^2", "rad/s^2"), "eff": ("N", "N m")}[what]
+    return base[0] if linear else base[1]
+
+
+class SampleQueue:
+    """Blocks of rows from the simulation thread to the GUI (deque appends/pops are atomic)."""
+
+    def __init__(self):
+        self._blocks = deque()
+
+    def put(self, block):
+        self._blocks.append(block)
+
+    def drain(self):
+        out = []
+        while True:
+            try:
+                out.append(self._blocks.popleft())
+            except IndexError:
+                return out
+
+
+class Recorder:
+    """Ring buffer of the newest ``capacity`` samples (rows of ``layout.width`` numbers)."""
+
+    def __init__(self, layout, capacity=None, max_bytes=96 * 2 ** 20):
+        self.layout = layout
+        if capacity is None:
+            capacity = int(min(300_000, max(10_000, max_bytes // (8 * layout.width))))
+        self.capacity = int(capacity)
+        self._buf = np.zeros((self.capacity, layout.width))
+        self._n = 0          # rows held
+        self._head = 0       # next row to write
+        self.total = 0       # rows ever appended (since the last clear)
+
+    def clear(self):
+        self._n = self._head = 0
+        self.total = 0
+
+    def __len__(self):
+        return self._n
+
+    def append(self, rows):
+        rows = np.asarray(rows, dtype=float)
+        if rows.ndim != 2 or rows.shape[1] != self.layout.width:
+            raise ValueError(f"rows: expected (n, {self.layout.width}), got {rows.shape}")
+        k = rows.shape[0]
+        self.total += k
+        if k >= self.capacity:
+            self._buf[:] = rows[-self.capacity:]
+            self._head, self._n = 0, self.capacity
+            return
+        end = self._head + k
+        if end <= self.capacity:
+            self._buf[self._head:end] = rows
+        else:
+            first = self.capacity - self._head
+            self._buf[self._head:] = rows[:first]
+            self._buf[:k - first] = rows[first:]
+        self._head = end % self.capacity
+        self._n = min(self.capacity, self._n + k)
+
+    def data(self, columns=None, since=None):
+        """Rows in time order (a copy), optionally only some columns and only t >= since."""
+        start = (self._head - self._n) % self.capacity
+        if self._n == 0:
+            out = self._buf[:0]
+        elif start + self._n <= self.capacity:
+            out = self._buf[start:start + self._n]
+        else:
+            out = np.concatenate((self._buf[start:], self._buf[:self._head]))
+        if since is not None and len(out):
+            i = int(np.searchsorted(out[:, 0], since, side="left"))
+            out = out[i:]
+        if columns is not None:
+            return out[:, columns].copy() if not isinstance(columns, slice) else out[:, columns].copy()
+        return out.copy()
+
+    def last_time(self):
+        if self._n == 0:
+            return None
+        return float(self._buf[(self._head - 1) % self.capacity, 0])
+
+    # ------------------------------------------------------------------ CSV
+    def to_csv(self, path):
+        """Write every held sample; full precision, so reading back gives the same numbers."""
+        data = self.data()
+        with open(path, "w", newline="") as f:
+            f.write(",".join(self.layout.names) + "\n")
+            buf = io.StringIO()
+            np.savetxt(buf, data, delimiter=",", fmt="%.17g")
+            f.write(buf.getvalue())
+        return data.shape[0]
+
+
+def read_csv(path):
+    """(column names, rows) of a CSV written by ``Recorder.to_csv``."""
+    with open(path) as f:
+        names = f.readline().rstrip("\n").split(",")
+    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    return names, data

@@ -1,0 +1,423 @@
+"""The simulation thread: the only writer of physics state.
+
+The GUI talks to it through ``post`` (commands, queued and applied between steps, as MuJoCo's
+``simulate`` does with its pending actions) and reads from it:
+- ``snapshot()``: an immutable copy of the latest state (taken under a lock, drawn after);
+- ``samples``: every step's sample, in blocks (``recorder.SampleQueue``), never dropped;
+- ``events``: faults and notices (divergence, errors), each (kind, message).
+
+Pacing: sim time follows wall-clock time x speed. A batch of steps spends at most ~70% of a
+frame (``BUDGET``); when the physics can not keep up the simulation runs slower than asked,
+resynchronises instead of trying to catch up (never spirals), and says so (``Snapshot.behind``
+and the measured real-time factor). On divergence it pauses and keeps the last good state.
+Nothing here imports Qt.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from .drag import DragSpring, pose_ik, ik_mask, point_jacobian
+from .inputs import Controller
+from .recorder import SampleLayout, SampleQueue
+
+FRAME = 1.0 / 60.0
+BUDGET = 0.7 * FRAME      # longest batch of physics (s of wall time)
+RESYNC = 0.1              # resynchronise when more than this (wall s) behind
+RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the GUI draws: copies, never the simulator's own arrays."""
+    serial: int
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    tau: np.ndarray
+    prescribed: np.ndarray
+    running: bool
+    speed: float
+    rtf: float           # measured sim time / wall time (nan when not measured)
+    behind: bool         # physics can not keep up with the asked speed
+    steps: int
+    dt: float
+    integrator: str
+    kinetic: float
+    potential: float
+    drag_point: np.ndarray | None = None    # world grab point
+    drag_target: np.ndarray | None = None   # world mouse target
+    drag_force: np.ndarray | None = None    # world spring force on the body (N)
+    drag_body: str | None = None
+    drag_mode: str | None = None            # "spring" or "pose"
+
+
+class SimWorker:
+    """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
+
+    def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, running=True, name="sim"):
+        self.e = engine
+        self.model = model.clone()          # only this thread uses it
+        self.layout = SampleLayout(model)
+        self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0)
+        self.controller = Controller(self.model, engine)
+        self.controller.recapture(self.sim.q)
+        self.sim.controller = self.controller
+        self.samples = SampleQueue()
+        self.events = deque()
+        self.running = running
+        self.speed = 1.0
+        self.watched_joint = None
+        self._commands = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._stop = False
+        self._sync = None
+        self._rtf_hist = deque()
+        self._rtf = float("nan")
+        self._behind = False
+        self._serial = 0
+        self._drag = None
+        self._drag_mode = None
+        self._block = np.empty((512, self.layout.width))
+        self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
+        self._snapshot = None
+        self._publish()
+        self._thread = threading.Thread(target=self._run, name=f"jointlab-{name}", daemon=True)
+
+    # ------------------------------------------------------------------ life
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self, timeout=5.0):
+        """Stop the thread and wait for it (the current batch finishes first)."""
+        self._stop = True
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def alive(self):
+        return self._thread.is_alive()
+
+    # ------------------------------------------------------------------ commands (any thread)
+    def post(self, fn):
+        """Run fn(worker) in the simulation thread between two steps."""
+        self._commands.put(fn)
+        self._wake.set()
+
+    def set_running(self, running):
+        self.post(lambda w: w._set_running(bool(running)))
+
+    def toggle_running(self):
+        self.post(lambda w: w._set_running(not w.running))
+
+    def single_step(self, n=1):
+        self.post(lambda w: w._single_step(int(n)))
+
+    def reset(self):
+        self.post(lambda w: w._reset())
+
+    def set_speed(self, speed):
+        def f(w):
+            w.speed = float(speed)
+            w._sync = None
+            w._rtf_hist.clear()
+        self.post(f)
+
+    def set_integrator(self, name):
+        def f(w):
+            if name not in w.e.INTEGRATORS:
+                raise ValueError(f"integrator: expected one of {w.e.INTEGRATORS}, got {name!r}")
+            w.sim.integrator = name
+        self.post(f)
+
+    def set_dt(self, dt):
+        def f(w):
+            dt_ = float(dt)
+            if not (np.isfinite(dt_) and dt_ > 0):
+                raise ValueError(f"dt: expected a positive time step, got {dt!r}")
+            w.sim.dt = dt_
+            w._sync = None
+        self.post(f)
+
+    def set_inputs(self, inputs):
+        """{joint name: inputs.JointInput}; a changed mode takes effect at the next step."""
+        inputs = dict(inputs)
+
+        def f(w):
+            w.controller.set_inputs(inputs, w.sim.q)
+            w.sim.prescribed[:] = w.controller.prescribed
+        self.post(f)
+
+    def set_joint_positions(self, values):
+        """{joint name: array of its q} (pose edits: velocities are zeroed)."""
+        values = {k: np.array(v, dtype=float).reshape(-1) for k, v in values.items()}
+
+        def f(w):
+            q = w.sim.q.copy()
+            for name, x in values.items():
+                q[w.model.q_slice(name)] = x
+            w._set_pose(q)
+        self.post(f)
+
+    def set_state(self, q, v=None):
+        q = np.array(q, dtype=float)
+        v = None if v is None else np.array(v, dtype=float)
+        self.post(lambda w: w._set_pose(q, v))
+
+    def watch_wrench(self, joint_name):
+        """Record the wrench that this joint transmits (None: record none)."""
+        def f(w):
+            if joint_name is not None:
+                w.model.joint(joint_name)
+            w.watched_joint = joint_name
+        self.post(f)
+
+    def drag_start(self, body, p_local, mode):
+        """mode "spring" (while running) or "pose" (while paused)."""
+        p_local = np.array(p_local, dtype=float)
+        self.post(lambda w: w._drag_start(body, p_local, mode))
+
+    def drag_move(self, target):
+        target = np.array(target, dtype=float)
+        self.post(lambda w: w._drag_move(target))
+
+    def drag_end(self):
+        self.post(lambda w: w._drag_end())
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            return self._snapshot
+
+    # ------------------------------------------------------------------ the thread
+    def _run(self):
+        while not self._stop:
+            self._apply_commands()
+            if self._stop:
+                break
+            if not self.running:
+                self._wake.wait(0.05)
+                self._wake.clear()
+                continue
+            slept = self._batch()
+            if slept > 0:
+                self._wake.wait(slept)
+                self._wake.clear()
+        self.running = False
+        self._publish()
+
+    def _apply_commands(self):
+        changed = False
+        while True:
+            try:
+                fn = self._commands.get_nowait()
+            except queue.Empty:
+                break
+            changed = True
+            try:
+                fn(self)
+            except Exception as exc:   # a bad command must not kill the thread
+                self.events.append(("error", f"{type(exc).__name__}: {exc}"))
+        if changed:
+            self._publish()
+
+    def _batch(self):
+        """Step while sim time lags wall time x speed, at most BUDGET; returns how long to wait."""
+        sim = self.sim
+        now = time.perf_counter()
+        if self._sync is None:
+            self._sync = (now, sim.t)
+        wall0, sim0 = self._sync
+        target = sim0 + (now - wall0) * self.speed
+        if (target - sim.t) / self.speed > RESYNC:
+            # cannot keep up: start again from here; the simulation runs slower than asked
+            self._sync = (now, sim.t)
+            target = sim.t + sim.dt
+            self._behind = True
+        n, hit_budget = self._steps_until(target, now + BUDGET)
+        if hit_budget:
+            self._behind = True
+        elif n > 0 and (target - sim.t) / self.speed < 0.5 * RESYNC:
+            self._behind = False
+        end = time.perf_counter()
+        self._measure_rtf(end)
+        self._publish()
+        if hit_budget:
+            return FRAME - BUDGET
+        due = (sim.t + sim.dt - (sim0 + (end - wall0) * self.speed)) / self.speed
+        return min(max(due, 0.004), FRAME / 2)
+
+    def _steps_until(self, target, deadline, max_steps=None):
+        """The stepping loop. Each step: spring wrench, step, one sample row. Returns (steps taken,
+        whether the time budget ended the batch)."""
+        sim, L, e, model = self.sim, self.layout, self.e, self.model
+        block = self._block
+        k = 0
+        hit = False
+        half = 0.5 * sim.dt
+        rtf = self._rtf
+        watched = self.watched_joint
+        drag = self._drag if self._drag_mode == "spring" else None
+        if drag is not None:
+            drag.update_mobility(sim.q, sim.prescribed)
+        try:
+            while sim.t + half < target if max_steps is None else k < max_steps:
+                if max_steps is None and time.perf_counter() > deadline:
+                    hit = True
+                    break
+                t0, q0, v0 = sim.t, sim.q, sim.v
+                if drag is not None:
+                    sim.f_ext = {drag.body: drag.wrench(t0, q0, v0)}
+                sim.step(1)
+                if k == block.shape[0]:
+                    block = self._block = np.concatenate((block, np.empty_like(block)))
+                row = block[k]
+                row[0] = t0
+                row[L.q] = q0
+                row[L.dq] = v0
+                row[L.ddq] = sim.a
+                row[L.tau] = sim.tau
+                ke = e.kinetic_energy(model, q0, v0)
+                pe = e.potential_energy(model, q0)
+                row[L.kinetic] = ke
+                row[L.potential] = pe
+                row[L.total] = ke + pe
+                if watched is not None:
+                    row[L.wrench] = e.joint_wrenches(model, q0, v0, sim.a, sim.f_ext)[watched]
+                else:
+                    row[L.wrench] = np.nan
+                row[L.rtf] = rtf
+                k += 1
+        except e.SimulationDiverged as exc:
+            self._fault(str(exc))
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            # InputError (NaN in the state or an input), SingularInertiaError, ...
+            self._fault(f"simulation stopped at t = {sim.t:.6g} s: {exc}")
+        if k:
+            self.samples.put(block[:k].copy())
+            self._good = (sim.t, sim.q.copy(), sim.v.copy())
+        return k, hit
+
+    def _fault(self, message):
+        """Pause, keep (or restore) the last good state, and tell the GUI."""
+        sim = self.sim
+        self.running = False
+        self._sync = None
+        if not (np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.v))):
+            t, q, v = self._good
+            sim.t, sim.q, sim.v = t, q.copy(), v.copy()
+        sim.f_ext = None
+        self._drag = None
+        self._drag_mode = None
+        self.events.append(("diverged", message + " — paused; the last good state is kept "
+                            "(Step to go on, Reset to start again)."))
+
+    def _measure_rtf(self, now):
+        h = self._rtf_hist
+        h.append((now, self.sim.t))
+        while len(h) > 2 and now - h[0][0] > RTF_WINDOW:
+            h.popleft()
+        if len(h) >= 2 and now - h[0][0] > 0.05:
+            self._rtf = (h[-1][1] - h[0][1]) / (now - h[0][0])
+
+    # ------------------------------------------------------------------ command bodies (sim thread)
+    def _set_running(self, running):
+        if running and not self.running:
+            self._sync = None
+            self._rtf_hist.clear()
+            self._rtf = float("nan")
+            if self._drag_mode == "pose":
+                self._drag_end()
+        if not running and self._drag_mode == "spring":
+            self._drag_end()
+        self.running = running
+
+    def _single_step(self, n):
+        if self.running:
+            return
+        self._steps_until(np.inf, np.inf, max_steps=n)
+
+    def _reset(self):
+        self._drag_end()
+        self.sim.reset()
+        self.controller.recapture(self.sim.q)
+        self.samples.put("clear")
+        self._sync = None
+        self._rtf_hist.clear()
+        self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
+
+    def _set_pose(self, q, v=None):
+        self.sim.set_state(q, np.zeros(self.model.nv) if v is None else v)
+        self.controller.recapture(self.sim.q)
+        self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
+
+    def _drag_start(self, body, p_local, mode):
+        self.model.body_index(body)   # KeyError naming the body if unknown
+        self._drag_end()
+        if mode == "spring":
+            d = DragSpring(self.e, self.model, body, p_local, self.sim.t)
+            d.update_mobility(self.sim.q, self.sim.prescribed)
+        elif mode == "pose":
+            d = _PoseDrag(self.e, self.model, body, p_local, self.sim.q)
+        else:
+            raise ValueError(f"drag mode: expected 'spring' or 'pose', got {mode!r}")
+        self._drag, self._drag_mode = d, mode
+
+    def _drag_move(self, target):
+        d = self._drag
+        if d is None:
+            return
+        d.target = target
+        if self._drag_mode == "pose" and not self.running:
+            q = pose_ik(self.e, self.model, self.sim.q, d.body, d.p_local, target, d.mask)
+            self._set_pose(q)
+
+    def _drag_end(self):
+        self._drag = None
+        self._drag_mode = None
+        self.sim.f_ext = None
+
+    # ------------------------------------------------------------------ snapshots
+    def _publish(self):
+        sim = self.sim
+        try:
+            ke, pe = sim.energy()
+        except ValueError:
+            ke = pe = float("nan")
+        d = self._drag
+        dp = dt_ = df = None
+        if d is not None:
+            if self._drag_mode == "pose" or d.point is None:
+                d.point = point_jacobian(self.e, self.model, sim.q, d.body, d.p_local)[0]
+            dp = np.array(d.point)
+            dt_ = None if d.target is None else np.array(d.target)
+            df = np.array(d.force) if self._drag_mode == "spring" else None
+        self._serial += 1
+        snap = Snapshot(self._serial, sim.t, sim.q.copy(), sim.v.copy(), sim.a.copy(), sim.tau.copy(),
+                        sim.prescribed.copy(), self.running, self.speed,
+                        self._rtf if self.running else float("nan"), self._behind and self.running,
+                        sim.steps, sim.dt, sim.integrator, ke, pe, dp, dt_, df,
+                        None if d is None else d.body, self._drag_mode)
+        with self._lock:
+            self._snapshot = snap
+
+
+class _PoseDrag:
+    """A drag while paused: the pose follows the mouse through IK."""
+
+    def __init__(self, engine, model, body, p_local, q):
+        self.body = body
+        self.p_local = p_local
+        self.mask = ik_mask(model, body)
+        self.point = point_jacobian(engine, model, q, body, p_local)[0]
+        self.target = self.point.copy()
+        self.force = np.zeros(3)
