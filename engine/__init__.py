@@ -19,6 +19,7 @@ from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matr
                   forward_kinematics, frame_pose, jacobian, body_jacobian, world_jacobian,
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
+from .urdf import load_urdf, load_urdf_string
 from .simulator import Simulator, INTEGRATORS
 
 __all__ = [
@@ -29,5 +30,5 @@ __all__ = [
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
     "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string",
 ]

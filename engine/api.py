@@ -89,7 +89,7 @@ def _coordinate_name(model, idx, in_q):
 def _call(kernel, model, ws, names, vecs, *rest):
     """Slow path: convert the vectors, call, decode the status."""
     vecs = [_as_vector(x, nm, model.nq if nm in ("q", "q0", "q1") else model.nv) for x, nm in zip(vecs, names)]
-    st = kernel(model._m, ws, *vecs, *rest) if ws is not None else kernel(model._m, *vecs, *rest)
+    st = kernel(model._mb, ws, *vecs, *rest) if ws is not None else kernel(model._mb, *vecs, *rest)
     if st:
         _raise(model, st, names, vecs)
     return vecs
@@ -137,9 +137,9 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
     if f_ext:
         return _with_fext(model, ws, f_ext, lambda: inverse_dynamics(model, q, v, a))
     try:
-        st = _rnea(model._m, ws, q, v, a, out)
+        st = _rnea(model._mb, model._wb_rnea, q, v, a, out)
     except TypeError:
-        _call(_rnea, model, ws, ("q", "v", "a"), (q, v, a), out)
+        _call(_rnea, model, model._wb_rnea, ("q", "v", "a"), (q, v, a), out)
         return out
     if st:
         _raise(model, st, ("q", "v", "a"), (q, v, a))
@@ -153,9 +153,9 @@ def forward_dynamics(model, q, v, tau, f_ext=None):
     if f_ext:
         return _with_fext(model, ws, f_ext, lambda: forward_dynamics(model, q, v, tau))
     try:
-        st = _aba(model._m, ws, q, v, tau, out)
+        st = _aba(model._mb, model._wb_aba, q, v, tau, out)
     except TypeError:
-        _call(_aba, model, ws, ("q", "v", "tau"), (q, v, tau), out)
+        _call(_aba, model, model._wb_aba, ("q", "v", "tau"), (q, v, tau), out)
         return out
     if st:
         _raise(model, st, ("q", "v", "tau"), (q, v, tau))
@@ -174,12 +174,12 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
     if f_ext:
         return _with_fext(model, ws, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
     try:
-        st = _hybrid(model._m, ws, q, v, prescribed, a, tau, a_out, tau_out)
+        st = _hybrid(model._mb, model._wb_hd, q, v, prescribed, a, tau, a_out, tau_out)
     except TypeError:
         nq, nv = model.nq, model.nv
         args = (_as_vector(q, "q", nq), _as_vector(v, "v", nv), _as_mask(prescribed, "prescribed", nv),
                 _as_vector(a, "a", nv), _as_vector(tau, "tau", nv))
-        st = _hybrid(model._m, ws, *args, a_out, tau_out)
+        st = _hybrid(model._mb, model._wb_hd, *args, a_out, tau_out)
         if st:
             _raise(model, st, _HD_NAMES, args)
         return a_out, tau_out
@@ -192,9 +192,9 @@ def mass_matrix(model, q):
     """M(q) (nv x nv, symmetric, armature on the diagonal) by composite rigid-body inertias."""
     M = np.zeros((model.nv, model.nv))
     try:
-        st = _crba(model._m, model._ws_crba, q, model._zero_v, M)
+        st = _crba(model._mb, model._wb_crba, q, model._zero_v, M)
     except TypeError:
-        _call(_crba, model, model._ws_crba, ("q",), (q,), model._zero_v, M)
+        _call(_crba, model, model._wb_crba, ("q",), (q,), model._zero_v, M)
         return M
     if st:
         _raise(model, st, ("q",), (q,))
@@ -216,16 +216,16 @@ def coriolis_matrix(model, q, v):
     C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i."""
     C = np.zeros((model.nv, model.nv))
     scratch = model._jac_scratch()
-    _call(_coriolis, model, model._ws_kin, ("q", "v"), (q, v), scratch[0], scratch[1], C)
+    _call(_coriolis, model, model._wb_kin, ("q", "v"), (q, v), scratch[0], scratch[1], C)
     return C
 
 
 def _energies(model, q, v):
     out = np.empty(2)
     try:
-        st = _energy(model._m, model._ws_kin, q, v, out)
+        st = _energy(model._mb, model._wb_kin, q, v, out)
     except TypeError:
-        _call(_energy, model, model._ws_kin, ("q", "v"), (q, v), out)
+        _call(_energy, model, model._wb_kin, ("q", "v"), (q, v), out)
         return out
     if st:
         _raise(model, st, ("q", "v"), (q, v))
@@ -233,7 +233,7 @@ def _energies(model, q, v):
 
 
 def kinetic_energy(model, q, v):
-    """1/2 v^T M v = sum_i 1/2 V_i^T I_i V_i."""
+    """1/2 v^T M v = sum_i 1/2 V_i^T I_i V_i + 1/2 armature_i v_i^2 (rotor energy, as Pinocchio)."""
     return float(_energies(model, q, v)[0])
 
 
@@ -245,7 +245,7 @@ def potential_energy(model, q):
 # ------------------------------------------------------------------ kinematics
 def _world_poses(model, q):
     out = np.empty((model.nbodies + 1, 12))
-    _call(_fk, model, model._ws_kin, ("q",), (q,), model._zero_v, out)
+    _call(_fk, model, model._wb_kin, ("q",), (q,), model._zero_v, out)
     return out
 
 
@@ -286,7 +286,7 @@ def jacobian(model, q, name, frame="local"):
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
-    _call(_bjac, model, model._ws_kin, ("q",), (q,), model._zero_v, f.body, J)
+    _call(_bjac, model, model._wb_kin, ("q",), (q,), model._zero_v, f.body, J)
     P = f.placement
     if not np.array_equal(P, np.eye(4)):
         J = Ad(se3_inv(P)) @ J
@@ -316,7 +316,7 @@ def world_jacobian(model, q, name):
 def center_of_mass(model, q):
     """Centre of mass of the whole model in the world (3,)."""
     out = np.empty(4)
-    _call(_com, model, model._ws_kin, ("q",), (q,), model._zero_v, out)
+    _call(_com, model, model._wb_kin, ("q",), (q,), model._zero_v, out)
     return out[:3].copy()
 
 
@@ -324,7 +324,7 @@ def body_velocities(model, q, v):
     """{body name: body twist (w, v) in the body's own frame} for the movable bodies."""
     V = np.empty((model.nbodies + 1, 6))
     T = np.empty((model.nbodies + 1, 12))
-    _call(_bvel, model, model._ws_kin, ("q", "v"), (q, v), V, T)
+    _call(_bvel, model, model._wb_kin, ("q", "v"), (q, v), V, T)
     return {name: V[k].copy() for k, name in enumerate(model.body_names, start=1)}
 
 
@@ -354,7 +354,7 @@ def integrate(model, q, dv):
     """q (+) dv: the configuration reached from q by the velocity increment dv (length nv)."""
     out = np.empty(model.nq)
     try:
-        st = _integrate(model._m, q, dv, out)
+        st = _integrate(model._mb, q, dv, out)
     except TypeError:
         _call(_integrate, model, None, ("q", "dv"), (q, dv), out)
         return out
@@ -367,7 +367,7 @@ def difference(model, q0, q1):
     """dv (length nv) with integrate(q0, dv) = q1."""
     out = np.empty(model.nv)
     try:
-        st = _difference(model._m, q0, q1, out)
+        st = _difference(model._mb, q0, q1, out)
     except TypeError:
         _call(_difference, model, None, ("q0", "q1"), (q0, q1), out)
         return out

@@ -283,6 +283,11 @@ class Model:
         self._ws_hd = np.zeros(n, dtype=WS_DTYPE)
         self._ws_crba = np.zeros(n, dtype=WS_DTYPE)
         self._ws_kin = np.zeros(n, dtype=WS_DTYPE)
+        # byte views handed to the kernels (a plain uint8 array crosses into numba faster than a
+        # record array; each kernel views it back as records)
+        self._mb = self._m.view(np.uint8)
+        for name in ("rnea", "aba", "hd", "crba", "kin"):
+            setattr(self, f"_wb_{name}", getattr(self, f"_ws_{name}").view(np.uint8))
         self._jac = None
         self._zero_v = np.zeros(self.nv)
         self._dof_body = np.zeros(self.nv, dtype=np.int64)

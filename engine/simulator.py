@@ -22,6 +22,7 @@ from .api import forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, p
 from .algorithms.common import MODEL_T, VEC_T
 from .errors import InputError, SimulationDiverged
 from .joints import SPHERICAL, FREE, PLANAR
+from .model import MODEL_DTYPE
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 LIMIT = 1e10
@@ -40,9 +41,10 @@ def _bracket(w0, w1, w2, u0, u1, u2, x, out):
 
 
 @njit((MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
-def dexp_inv(m, xi, v, out):
+def dexp_inv(mbytes, xi, v, out):
     """out = dexp^-1_{-xi}(v) ~ v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] joint by joint (identity for
     joints whose group is commutative)."""
+    m = mbytes.view(MODEL_DTYPE)
     x = np.zeros(6)
     b1 = np.zeros(6)
     b2 = np.zeros(6)
@@ -201,17 +203,17 @@ class Simulator:
             v2 = v + 0.5 * h * a1
             a2, _ = self._accel(integrate(model, q, xi), v2, a_cmd, tau_cmd)
             d2 = np.empty_like(v)
-            dexp_inv(model._m, xi, v2, d2)
+            dexp_inv(model._mb, xi, v2, d2)
             xi = 0.5 * h * d2
             v3 = v + 0.5 * h * a2
             a3, _ = self._accel(integrate(model, q, xi), v3, a_cmd, tau_cmd)
             d3 = np.empty_like(v)
-            dexp_inv(model._m, xi, v3, d3)
+            dexp_inv(model._mb, xi, v3, d3)
             xi = h * d3
             v4 = v + h * a3
             a4, _ = self._accel(integrate(model, q, xi), v4, a_cmd, tau_cmd)
             d4 = np.empty_like(v)
-            dexp_inv(model._m, xi, v4, d4)
+            dexp_inv(model._mb, xi, v4, d4)
             q_new = integrate(model, q, (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4))
             v_new = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         self._check(q_new, v_new, a1)

@@ -52,23 +52,27 @@ def so3_log(R):
     """w with exp([w]) = R, |w| <= pi."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
     c = min(1.0, max(-1.0, 0.5 * (tr - 1.0)))
-    th = np.arccos(c)
-    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])   # 2 sin(th) a
+    s = 0.5 * np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    th = np.arctan2(s, c)        # well conditioned at every angle (arccos is not near 0 and pi)
     if th < 1e-6:
         return 0.5 * (1.0 + th * th / 6.0) * v
-    if np.pi - th < 1e-4:
-        # near pi: axis from the symmetric part (R + R^T)/2 = cos I + (1 - cos) a a^T
-        B = 0.5 * (R + R.T)
-        k = 0
-        for i in range(3):
-            if B[i, i] > B[k, k]:
-                k = i
-        a = B[:, k] / np.sqrt(max(B[k, k] - c, _EPS) * (1.0 - c))
-        a = a / np.sqrt(a[0] ** 2 + a[1] ** 2 + a[2] ** 2)
-        if a[0] * v[0] + a[1] * v[1] + a[2] * v[2] < 0.0:
-            a = -a
-        return th * a
-    return th / (2.0 * np.sin(th)) * v
+    if c > -0.5:
+        return th / (2.0 * s) * v
+    # beyond 2 pi / 3 the antisymmetric part 2 sin(th) a loses the axis as th -> pi: take the axis
+    # from the symmetric part instead, (R + R^T)/2 - cos(th) 1 = (1 - cos(th)) a a^T, using its
+    # largest column, and the sign of a from v
+    B = 0.5 * (R + R.T)
+    k = 0
+    for i in range(3):
+        if B[i, i] > B[k, k]:
+            k = i
+    a = B[:, k].copy()
+    a[k] -= c
+    a = a / np.sqrt(a[0] ** 2 + a[1] ** 2 + a[2] ** 2)
+    if a[0] * v[0] + a[1] * v[1] + a[2] * v[2] < 0.0:
+        a = -a
+    return th * a
 
 
 @njit(cache=True)
@@ -401,3 +405,88 @@ def congruence_add(X, G, tmp, out):
             out[r, c] += s
             if c != r:
                 out[c, r] += s
+
+
+@njit(cache=True, inline="always")
+def congruence_add_blocks(R, p, G, tmp, out):
+    """out += Ad*_{T^-1} G Ad_{T^-1} for a symmetric 6x6 G (child frame) and T = (R, p) the child's
+    pose in the parent, by 3x3 blocks: with Ad_{T^-1} = diag(R^T, R^T) [[1, 0], [-[p], 1]],
+    G' = diag(R, R) G diag(R^T, R^T) = [[A, B], [B^T, C]] and the result is
+        [[A - B[p] + [p]B^T - [p]C[p],  B + [p]C], [B^T - C[p], C]].
+    tmp (6x6 scratch) holds A, B, C in rows 0-2, columns 0-2 / 3-5 and rows 3-5, columns 3-5."""
+    # rotate the blocks: X' = R X R^T  (A, C symmetric; B general)
+    for blk in range(3):
+        r0 = 0 if blk < 2 else 3
+        c0 = 0 if blk == 0 else 3
+        for r in range(3):
+            # row r of R X  -> tmp row (reuse out-of-block area rows 3..5, cols 0..2 as scratch row)
+            x0 = R[r, 0] * G[r0, c0] + R[r, 1] * G[r0 + 1, c0] + R[r, 2] * G[r0 + 2, c0]
+            x1 = R[r, 0] * G[r0, c0 + 1] + R[r, 1] * G[r0 + 1, c0 + 1] + R[r, 2] * G[r0 + 2, c0 + 1]
+            x2 = R[r, 0] * G[r0, c0 + 2] + R[r, 1] * G[r0 + 1, c0 + 2] + R[r, 2] * G[r0 + 2, c0 + 2]
+            for c in range(3):
+                tmp[r0 + r, c0 + c] = x0 * R[c, 0] + x1 * R[c, 1] + x2 * R[c, 2]
+    p0, p1, p2 = p[0], p[1], p[2]
+    # K = B [p] (row r of B crossed with p), L = C [p]
+    for r in range(3):
+        b0, b1, b2 = tmp[r, 3], tmp[r, 4], tmp[r, 5]
+        tmp[3 + r, 0] = b1 * p2 - b2 * p1       # K stored in rows 3-5, cols 0-2 (free area)
+        tmp[3 + r, 1] = b2 * p0 - b0 * p2
+        tmp[3 + r, 2] = b0 * p1 - b1 * p0
+    # L = C [p] as locals (C symmetric rows 3-5, cols 3-5)
+    c00, c01, c02 = tmp[3, 3], tmp[3, 4], tmp[3, 5]
+    c11, c12, c22 = tmp[4, 4], tmp[4, 5], tmp[5, 5]
+    L00 = c01 * p2 - c02 * p1
+    L01 = c02 * p0 - c00 * p2
+    L02 = c00 * p1 - c01 * p0
+    L10 = c11 * p2 - c12 * p1
+    L11 = c12 * p0 - c01 * p2
+    L12 = c01 * p1 - c11 * p0
+    L20 = c12 * p2 - c22 * p1
+    L21 = c22 * p0 - c02 * p2
+    L22 = c02 * p1 - c12 * p0
+    # M = [p] L : column c of L crossed by p
+    M00 = p1 * L20 - p2 * L10
+    M10 = p2 * L00 - p0 * L20
+    M20 = p0 * L10 - p1 * L00
+    M01 = p1 * L21 - p2 * L11
+    M11 = p2 * L01 - p0 * L21
+    M21 = p0 * L11 - p1 * L01
+    M02 = p1 * L22 - p2 * L12
+    M12 = p2 * L02 - p0 * L22
+    M22 = p0 * L12 - p1 * L02
+    # top-left: A - K - K^T - M (symmetric)
+    out[0, 0] += tmp[0, 0] - 2.0 * tmp[3, 0] - M00
+    out[1, 1] += tmp[1, 1] - 2.0 * tmp[4, 1] - M11
+    out[2, 2] += tmp[2, 2] - 2.0 * tmp[5, 2] - M22
+    s01 = tmp[0, 1] - tmp[3, 1] - tmp[4, 0] - 0.5 * (M01 + M10)
+    s02 = tmp[0, 2] - tmp[3, 2] - tmp[5, 0] - 0.5 * (M02 + M20)
+    s12 = tmp[1, 2] - tmp[4, 2] - tmp[5, 1] - 0.5 * (M12 + M21)
+    out[0, 1] += s01
+    out[1, 0] += s01
+    out[0, 2] += s02
+    out[2, 0] += s02
+    out[1, 2] += s12
+    out[2, 1] += s12
+    # top-right B + [p] C (column c: p x C[:, c]); bottom-left its transpose
+    for c in range(3):
+        x0, x1, x2 = tmp[3, 3 + c], tmp[4, 3 + c], tmp[5, 3 + c]
+        t0 = tmp[0, 3 + c] + p1 * x2 - p2 * x1
+        t1 = tmp[1, 3 + c] + p2 * x0 - p0 * x2
+        t2 = tmp[2, 3 + c] + p0 * x1 - p1 * x0
+        out[0, 3 + c] += t0
+        out[1, 3 + c] += t1
+        out[2, 3 + c] += t2
+        out[3 + c, 0] += t0
+        out[3 + c, 1] += t1
+        out[3 + c, 2] += t2
+    for r in range(3):
+        for c in range(3):
+            out[3 + r, 3 + c] += tmp[3 + r, 3 + c]
+
+
+@njit(cache=True, inline="always")
+def Ad_inv_dual_into(R, p, F, out):
+    """out = Ad*_{T^-1} F = (R m + p x R f, R f)."""
+    for k in range(6):
+        out[k] = 0.0
+    Ad_inv_dual_add(R, p, F, out)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from numba import njit
 
+from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import (MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, velocity_pass_body, spd_inverse,
                      inertia_scale)
-from ..spatial import (Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec, Ad_inv_matrix_into,
-                       congruence_add)
+from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec, congruence_add_blocks
 
 
 @njit(cache=True, inline="always")
@@ -115,8 +115,7 @@ def articulated_backward_torque(mb, wb, pb, tau):
 @njit(cache=True, inline="always")
 def articulated_transfer(wb, pb):
     """Ih_parent += Ad*_{T^-1} Pi Ad_{T^-1};  Bh_parent += Ad*_{T^-1} beta."""
-    Ad_inv_matrix_into(wb.R, wb.p, wb.X)
-    congruence_add(wb.X, wb.Pi, wb.tmp, pb.Ih)
+    congruence_add_blocks(wb.R, wb.p, wb.Pi, wb.tmp, pb.Ih)
     Ad_inv_dual_add(wb.R, wb.p, wb.beta, pb.Bh)
 
 
@@ -146,8 +145,10 @@ def articulated_forward_torque(mb, wb, pb, ddq):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
-def aba(m, ws, q, v, tau, ddq):
+def aba(m_bytes, ws_bytes, q, v, tau, ddq):
     """ddq = M(q)^-1 (tau - b(q, dq) + sum J^T F_ext). Status code (see common)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
     st = check_vec(q, m[0].nq, 1)
     if st == OK:

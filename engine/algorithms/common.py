@@ -18,8 +18,9 @@ from ..joints import joint_calc
 from ..model import MODEL_DTYPE, WS_DTYPE
 from ..spatial import Ad_inv_into, ad_into
 
-MODEL_T = types.Array(from_dtype(MODEL_DTYPE), 1, "C", readonly=True)
-WS_T = types.Array(from_dtype(WS_DTYPE), 1, "C")
+# the model and workspaces cross into the kernels as bytes and are viewed back as records inside
+MODEL_T = types.Array(types.uint8, 1, "C", readonly=True)
+WS_T = types.Array(types.uint8, 1, "C")
 VEC_T = types.Array(types.float64, 1, "C")
 MAT_T = types.Array(types.float64, 2, "C")
 BOOL_T = types.Array(types.boolean, 1, "C")

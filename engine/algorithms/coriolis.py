@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
+from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, velocity_pass_body
 from ..spatial import Ad_inv_into, ad_into, mat6_vec
 
@@ -19,8 +20,10 @@ ARR3_T = types.Array(types.float64, 3, "C")
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR3_T, MAT_T), cache=True)
-def coriolis(m, ws, q, v, J, Jd, C):
+def coriolis(m_bytes, ws_bytes, q, v, J, Jd, C):
     """Fill C (nv x nv, zero on entry). J and Jd are (n+1, 6, nv) scratch. Status code."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
     st = check_vec(q, m[0].nq, 1)
     if st == OK:

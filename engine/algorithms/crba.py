@@ -1,74 +1,87 @@
 """Joint-space mass matrix by composite rigid-body inertias (algorithms.md, "Lagrangian quantities").
 
-    I^c_i = I_i + sum_{k in mu(i)} Ad*_{T_k^-1} I^c_k Ad_{T_k^-1}   (the subtree's inertia in {i})
+    I^c_i = I_i + sum_{k in mu(i)} Ad*_{T_k^-1} I^c_k Ad_{T_k^-1}   (the subtree's inertia)
     M_ii  = S_i^T I^c_i S_i + armature_i
-    M_ji  = S_j^T (Ad*_{T_ji^-1} I^c_i S_i)  for each ancestor j of i, walking the wrench
-            columns F = I^c_i S_i up the tree one Ad* at a time.
+    M_ji  = S_j^T Ad*_{T_ji^-1} I^c_i S_i   for each ancestor j of i (zero otherwise)
+
+The same equations are evaluated with everything expressed in the world frame (as Pinocchio does):
+S^w_i = Ad_{T_world_i} S_i and I^w_i = Ad*_{T_world_i^-1} I_i Ad_{T_world_i^-1}. Then the composite
+inertias add without frame changes, and M_ji = (S^w_j)^T (I^{c,w}_i S^w_i) needs no walk of
+transforms up the tree: one dot product per ancestor.
 """
 from __future__ import annotations
 
 from numba import njit
 
-from .common import MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose
-from ..spatial import Ad_inv_matrix_into, congruence_add, Ad_inv_dual_add
+from ..model import MODEL_DTYPE, WS_DTYPE
+from .common import (MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
+                     set_identity_pose)
+from ..spatial import congruence_add_blocks
 
 
 @njit(cache=True, inline="always")
 def crba_passes(m, ws, q, v0, M):
     n = m.shape[0] - 1
+    set_identity_pose(ws[0])
     for i in range(1, n + 1):
         mb = m[i]
         wb = ws[i]
         joint_pose(mb, wb, q, v0)
+        world_pose_body(wb, ws[mb.parent])
+        R = wb.Rw
+        p = wb.pw
+        Ic = wb.Ih
         for r in range(6):
             for c in range(6):
-                wb.Ih[r, c] = mb.I[r, c]
+                Ic[r, c] = 0.0
+        congruence_add_blocks(R, p, mb.I, wb.tmp, Ic)     # I^w_i
+        Sw = wb.U                                          # S^w_i = Ad_{T_world_i} S_i
+        S = wb.S
+        for j in range(mb.nv):
+            w0 = R[0, 0] * S[0, j] + R[0, 1] * S[1, j] + R[0, 2] * S[2, j]
+            w1 = R[1, 0] * S[0, j] + R[1, 1] * S[1, j] + R[1, 2] * S[2, j]
+            w2 = R[2, 0] * S[0, j] + R[2, 1] * S[1, j] + R[2, 2] * S[2, j]
+            Sw[0, j] = w0
+            Sw[1, j] = w1
+            Sw[2, j] = w2
+            for r in range(3):
+                Sw[3 + r, j] = R[r, 0] * S[3, j] + R[r, 1] * S[4, j] + R[r, 2] * S[5, j]
+            Sw[3, j] += p[1] * w2 - p[2] * w1
+            Sw[4, j] += p[2] * w0 - p[0] * w2
+            Sw[5, j] += p[0] * w1 - p[1] * w0
     for i in range(n, 0, -1):
-        mb = m[i]
-        wb = ws[i]
-        if mb.parent > 0:
-            Ad_inv_matrix_into(wb.R, wb.p, wb.X)
-            congruence_add(wb.X, wb.Ih, wb.tmp, ws[mb.parent].Ih)
+        par = m[i].parent
+        if par > 0:
+            Ic = ws[i].Ih
+            Ip = ws[par].Ih
+            for r in range(6):
+                for c in range(6):
+                    Ip[r, c] += Ic[r, c]
     for i in range(1, n + 1):
         mb = m[i]
         wb = ws[i]
         nv = mb.nv
         iv = mb.iv
-        F = wb.U          # F = I^c_i S_i (6 x nv), walked up the tree
-        S = wb.S
+        F = wb.X                 # F = I^{c,w}_i S^w_i (6 x nv)
+        Sw = wb.U
         Ic = wb.Ih
         for r in range(6):
             for j in range(nv):
                 s = 0.0
                 for k in range(6):
-                    s += Ic[r, k] * S[k, j]
+                    s += Ic[r, k] * Sw[k, j]
                 F[r, j] = s
         for a in range(nv):
             for b in range(nv):
                 s = 0.0
                 for k in range(6):
-                    s += S[k, a] * F[k, b]
+                    s += Sw[k, a] * F[k, b]
                 M[iv + a, iv + b] = s
             M[iv + a, iv + a] += mb.armature[a]
-        j = i
-        G = wb.tmp        # scratch column storage
-        while m[j].parent > 0:
-            wj = ws[j]
-            # F <- Ad*_{T_j^-1} F (column by column)
-            for col in range(nv):
-                for r in range(6):
-                    wb.Sv[r] = 0.0
-                for r in range(6):
-                    wb.eta[r] = F[r, col]
-                Ad_inv_dual_add(wj.R, wj.p, wb.eta, wb.Sv)
-                for r in range(6):
-                    G[r, col] = wb.Sv[r]
-            for col in range(nv):
-                for r in range(6):
-                    F[r, col] = G[r, col]
-            j = m[j].parent
+        j = mb.parent
+        while j > 0:
             pj = m[j]
-            Sj = ws[j].S
+            Sj = ws[j].U
             for a in range(pj.nv):
                 for b in range(nv):
                     s = 0.0
@@ -76,12 +89,15 @@ def crba_passes(m, ws, q, v0, M):
                         s += Sj[k, a] * F[k, b]
                     M[pj.iv + a, iv + b] = s
                     M[iv + b, pj.iv + a] = s
+            j = pj.parent
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T), cache=True)
-def crba(m, ws, q, v0, M):
+def crba(m_bytes, ws_bytes, q, v0, M):
     """Fill M (nv x nv, must be zero where neither body is an ancestor of the other). v0 is a zero
     vector (joints read dq only for dS). Status code (see common)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec
 from .aba import (articulated_first_pass, articulated_backward_torque, articulated_forward_torque,
                   articulated_transfer)
@@ -47,9 +48,11 @@ def check_inputs(m, q, v, prescribed, a, tau):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
-def hybrid(m, ws, q, v, prescribed, a, tau, a_out, tau_out):
+def hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out):
     """Table 4. prescribed[k] True: ddq_k read from a, tau_k computed; False: tau_k read from tau,
     ddq_k computed. Writes both a_out and tau_out completely. Status code (see common)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     st = check_inputs(m, q, v, prescribed, a, tau)
     if st != OK:
         return st

@@ -2,7 +2,7 @@
 
 Poses: T_world_i = T_world_lambda(i) T_i(q_i). Body Jacobian of body k (6 x nv, frame {k}): for each
 joint j on the path from the ground to k, columns Ad_{T_jk^-1} S_j where T_jk is the pose of {k}
-in {j}; all other columns are zero. Energies: kinetic sum_i 1/2 V_i^T I_i V_i; potential
+in {j}; all other columns are zero. Energies: kinetic sum_i 1/2 V_i^T I_i V_i + 1/2 armature_i dq_i^2; potential
 -sum_i m_i g . c_i (c_i the world centre of mass of body i).
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
+from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, velocity_pass_body, world_pose_body, set_identity_pose
 from ..spatial import mat6_vec
 
@@ -28,8 +29,10 @@ def world_poses(m, ws, q, v0):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T), cache=True)
-def forward_kinematics(m, ws, q, v0, out):
+def forward_kinematics(m_bytes, ws_bytes, q, v0, out):
     """out[i] = (R_world_i row-major (9), p_world_i (3)) for i = 0..n."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
@@ -44,8 +47,10 @@ def forward_kinematics(m, ws, q, v0, out):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T), cache=True)
-def body_jacobian(m, ws, q, v0, k, J):
+def body_jacobian(m_bytes, ws_bytes, q, v0, k, J):
     """J (6 x nv, zero on entry): Jacobian of body k's twist in its own frame {k}."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
@@ -84,8 +89,10 @@ def body_jacobian(m, ws, q, v0, k, J):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True)
-def center_of_mass(m, ws, q, v0, out):
+def center_of_mass(m_bytes, ws_bytes, q, v0, out):
     """out = (com_world (3), total mass)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
@@ -114,8 +121,11 @@ def center_of_mass(m, ws, q, v0, out):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True)
-def energy(m, ws, q, v, out):
-    """out = (kinetic, potential): sum 1/2 V_i^T I_i V_i and -sum m_i g . c_i (g = -dV_0 linear part)."""
+def energy(m_bytes, ws_bytes, q, v, out):
+    """out = (kinetic, potential): sum 1/2 V_i^T I_i V_i + 1/2 armature_i dq_i^2 (= 1/2 dq^T M dq) and
+    -sum m_i g . c_i (g = -dV_0 linear part)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st == OK:
         st = check_vec(v, m[0].nv, 2)
@@ -135,6 +145,8 @@ def energy(m, ws, q, v, out):
         mat6_vec(mb.I, wb.V, wb.u)
         for r in range(6):
             ke += 0.5 * wb.V[r] * wb.u[r]
+        for j in range(mb.nv):      # rotor (armature) energy: M carries armature on its diagonal
+            ke += 0.5 * mb.armature[j] * v[mb.iv + j] * v[mb.iv + j]
         world_pose_body(wb, pb)
         cc = mb.com
         for r in range(3):
@@ -146,8 +158,10 @@ def energy(m, ws, q, v, out):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T), cache=True)
-def body_velocities(m, ws, q, v, Vout, Tout):
+def body_velocities(m_bytes, ws_bytes, q, v, Vout, Tout):
     """Vout[i] = V_i (body twist, frame {i}); Tout[i] = world pose (R row-major, p) for i = 0..n."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st == OK:
         st = check_vec(v, m[0].nv, 2)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..model import MODEL_DTYPE
 from .common import MODEL_T, VEC_T, STATUS, OK, check_vec
-from ..joints import joint_integrate, joint_difference, SPHERICAL, FREE
+from ..joints import joint_integrate, joint_difference
 
 
 @njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
-def integrate(m, q, dv, out):
+def integrate(m_bytes, q, dv, out):
     """out = q (+) dv: each joint moves along its group's exponential (body-frame increments)."""
+    m = m_bytes.view(MODEL_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st == OK:
         st = check_vec(dv, m[0].nv, 2)
@@ -24,8 +26,9 @@ def integrate(m, q, dv, out):
 
 
 @njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
-def difference(m, q0, q1, out):
+def difference(m_bytes, q0, q1, out):
     """out = dv with integrate(q0, dv) = q1."""
+    m = m_bytes.view(MODEL_DTYPE)
     st = check_vec(q0, m[0].nq, 1)
     if st == OK:
         st = check_vec(q1, m[0].nq, 2)
@@ -36,18 +39,3 @@ def difference(m, q0, q1, out):
         joint_difference(mb.code, mb.a1, mb.a2, mb.a3, mb.pitch, q0, q1, mb.iq, mb.iv, out)
     return OK
 
-
-@njit(cache=True)
-def normalize_quaternions(m, q):
-    """Renormalise the quaternions of spherical and free joints in place."""
-    for i in range(1, m.shape[0]):
-        mb = m[i]
-        k = -1
-        if mb.code == SPHERICAL:
-            k = mb.iq
-        elif mb.code == FREE:
-            k = mb.iq + 3
-        if k >= 0:
-            s = np.sqrt(q[k] ** 2 + q[k + 1] ** 2 + q[k + 2] ** 2 + q[k + 3] ** 2)
-            for j in range(4):
-                q[k + j] /= s

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, velocity_pass_body
 from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec
 
@@ -60,8 +61,10 @@ def rnea_passes(m, ws, q, v, a, tau):
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
-def rnea(m, ws, q, v, a, tau):
+def rnea(m_bytes, ws_bytes, q, v, a, tau):
     """tau = M(q) ddq + b(q, dq) - sum J^T F_ext. Status code (see common)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
     st = check_vec(q, m[0].nq, 1)
     if st == OK:
