@@ -202,7 +202,7 @@ Motors sit at the joints; light viscous damping in each joint.
 
 
 # ====================================================================== spinning top
-TOP_SPIN = 150.0  # rad/s about the top's own axis (about 1430 rpm)
+TOP_SPIN = 200.0  # rad/s about the top's own axis (about 1900 rpm)
 
 
 def spinning_top():
@@ -217,11 +217,11 @@ engine/catalog.py.
 """, ["dark", "steel", "brass", "red"])
     r.link("world")
     r.link("top",
-           cylinder(0.39, 0.035, 0.012, (0, 0, 0.045), color="brass"),
-           cylinder(0.035, 0.004, 0.09, (0, 0, 0.057), color="steel"),
+           cylinder(0.39, 0.035, 0.012, (0, 0, 0.025), color="brass"),
+           cylinder(0.035, 0.004, 0.09, (0, 0, 0.053), color="steel"),
            sphere(0.007, 0.006, (0, 0, 0.006), color="dark"),
-           sphere(0.01, 0.007, (0, 0, 0.105), color="red"),
-           box(0.0, (0.05, 0.004, 0.013), (0.0, 0, 0.045), color="dark"))
+           sphere(0.01, 0.007, (0, 0, 0.1), color="red"),
+           box(0.0, (0.05, 0.004, 0.013), (0.0, 0, 0.025), color="dark"))
     r.joint("free", "floating", "world", "top", (0, 0, 0))
     return r, {
         "title": "Spinning top (free body)",
