@@ -24,10 +24,8 @@ def csv_header(model):
     return cols
 
 
-def parse_q0(model, text):
-    q = model.neutral()
-    if not text:
-        return q
+def parse_q0(model, text, q):
+    """Set 1-dof joint positions in q from 'joint=value,joint=value'."""
     for item in text.split(","):
         name, _, val = item.partition("=")
         name = name.strip()
@@ -61,7 +59,7 @@ def run_simulation(args, out=sys.stdout, err=sys.stderr):
         if name in model.joint_names and model.joint(name).nq == 1:
             q0[model.joint(name).idx_q] = float(val)
     if args.q0:
-        q0 = parse_q0(model, args.q0) if not init else _override(model, q0, args.q0)
+        parse_q0(model, args.q0, q0)
     sim = engine.Simulator(model, dt=args.dt, integrator=args.integrator, q=q0)
     n_steps = int(round(args.duration / args.dt))
     nq, nv = model.nq, model.nv
@@ -115,11 +113,3 @@ def run_simulation(args, out=sys.stdout, err=sys.stderr):
         print(f"wrote {sim.steps} rows to {args.csv}", file=out)
     return status
 
-
-def _override(model, q0, text):
-    q = parse_q0(model, text)
-    given = {item.partition("=")[0].strip() for item in text.split(",")}
-    for name in given:
-        s = model.q_slice(name)
-        q0[s] = q[s]
-    return q0

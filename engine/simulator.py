@@ -132,6 +132,7 @@ class Simulator:
         self.a = np.zeros(self.model.nv)
         self.tau = np.zeros(self.model.nv)
         self.steps = 0
+        self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v   # state a and tau belong to
 
     def set_initial_state(self, q, v=None):
         self._q0 = self._vec(q, self.model.nq, "q")
@@ -217,6 +218,7 @@ class Simulator:
             q_new = integrate(model, q, (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4))
             v_new = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         self._check(q_new, v_new, a1)
+        self.t_prev, self.q_prev, self.v_prev = self.t, q, v
         self.q, self.v = q_new, v_new
         self.a, self.tau = a1, tau1
         self.t += h
