@@ -74,8 +74,9 @@ def se3(T):
 
 
 # ------------------------------------------------------------------ joint kinds, both sides
-def make_joint(kind, rng):
-    """(engine joint, pinocchio joint model or None for fixed)."""
+def make_joint(kind, rng, planar_normal=None):
+    """(engine joint, pinocchio joint model or None for fixed). planar_normal="random": a planar
+    joint with a random plane (engine only: pin's planar joint moves in its frame's xy-plane)."""
     if kind in ("revolute", "prismatic"):
         a = random_axis(rng)
         ours = engine.Revolute(a) if kind == "revolute" else engine.Prismatic(a)
@@ -96,6 +97,8 @@ def make_joint(kind, rng):
     if kind == "spherical":
         return engine.Spherical(), pin.JointModelSpherical()
     if kind == "planar":
+        if planar_normal == "random":
+            return engine.Planar(random_axis(rng, aligned_prob=0.0)), None
         return engine.Planar(), pin.JointModelPlanar()
     if kind == "free":
         return engine.Free(), pin.JointModelFreeFlyer()
@@ -209,12 +212,14 @@ def _pick_parent(rng, names):
     return names[rng.integers(len(names))]
 
 
-def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None):
+def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None, planar_normal=None):
     """Build the same random branching tree in both libraries.
 
     Every tree holds at least one joint of each kind in `kinds` (default: all of ``KINDS``), at least
     `min_dof` velocity coordinates, and at least one body with two or more movable children.
     floating=None: a free root on odd seeds, a fixed base (free joint deeper in the tree) on even ones.
+    planar_normal="random": planar joints move in random planes; then there is no Pinocchio twin
+    (``pmodel`` is None) and the pair serves the engine's self-consistency tests only.
     """
     rng = np.random.default_rng(seed)
     floating = bool(seed % 2) if floating is None else floating
@@ -259,7 +264,7 @@ def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None):
         else:
             pool = [c for c in candidates if not (floating and c == "world")]
             parent = _pick_parent(rng, pool)
-        ej, pj = make_joint(kind, rng)
+        ej, pj = make_joint(kind, rng, planar_normal)
         T = np.eye(4) if (floating and k == 0) else random_placement(rng)
         mass, com, Ic = random_inertia(rng, massless=(kind == "fixed" and rng.random() < 0.3))
         arm = rng.uniform(0.0, 0.2, size=ej.nv) if (armature and ej.nv) else None
@@ -283,6 +288,10 @@ def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None):
             joint_body[f"j{k}"] = name
             armature_of[f"j{k}"] = arm
 
+    model = b.build()
+    if planar_normal == "random":
+        return Pair(seed, model, None, joint_kinds, body_names, fixed_names, {}, joint_body)
+
     # Pinocchio: depth-first (its CRBA assumes each subtree's velocity indices are contiguous)
     kids = {}
     for k, sp in enumerate(specs):
@@ -303,7 +312,6 @@ def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None):
             pin_frame[name] = (jid, np.eye(4))
         stack.extend(reversed(kids.get(name, [])))
 
-    model = b.build()
     # the two models order their coordinates differently: map by joint name
     arm_p = np.zeros(pm.nv)
     vidx = np.zeros(model.nv, dtype=np.int64)
