@@ -14,6 +14,7 @@ loader turns them into a warning and a placeholder shape.
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 import threading
@@ -114,6 +115,7 @@ def resolve_mesh_path(uri, base_dir=None, package_paths=()):
 # ----------------------------------------------------------------------------- loading
 _cache: dict = {}
 _lock = threading.Lock()
+_BIND_MATERIAL_RE = re.compile(rb"<bind_material>.*?</bind_material>", re.S)
 _UNIT_RE = re.compile(rb"<unit\b[^>]*\bmeter\s*=\s*[\"']([^\"']+)[\"']")
 
 
@@ -158,6 +160,26 @@ def vertex_normals(vertices, faces):
     return n.astype(np.float32)
 
 
+def _triangles(trimesh, scene, path):
+    """Vertex and face arrays of every triangle mesh instance in a trimesh Scene, placed by the
+    scene graph. (We concatenate ourselves: trimesh's concatenation copies materials and textures,
+    which needs Pillow, and we draw in the URDF's colour anyway.)"""
+    vs, fs, nv = [], [], 0
+    for node in scene.graph.nodes_geometry:
+        T, gname = scene.graph[node]
+        g = scene.geometry.get(gname)
+        if not isinstance(g, trimesh.Trimesh) or len(g.faces) == 0:
+            continue
+        gv = np.asarray(g.vertices, dtype=np.float64)
+        gf = np.asarray(g.faces, dtype=np.int64)
+        if gf.ndim != 2 or gf.shape[1] != 3 or gf.min() < 0 or gf.max() >= len(gv):
+            raise MeshLoadError("face indices out of range", [path])
+        vs.append(gv @ T[:3, :3].T + T[:3, 3])
+        fs.append(gf + nv)
+        nv += len(gv)
+    return vs, fs
+
+
 def _read(path, scale):
     import trimesh  # heavy import: only when a mesh is actually loaded
 
@@ -166,22 +188,29 @@ def _read(path, scale):
         raise MeshLoadError(f"unsupported mesh format '{ext or '(none)'}' "
                             f"(supported: {', '.join(SUPPORTED_FORMATS)})", [path])
     try:
-        obj = trimesh.load(path, force="mesh", process=False)
+        extra = {"skip_materials": True} if ext == ".obj" else {}   # colours come from the URDF
+        vs, fs = _triangles(trimesh, trimesh.load(path, force="scene", process=False, **extra), path)
+        if not fs and ext == ".dae":
+            # pycollada drops a geometry instance whose <bind_material> names a broken material
+            # (seen in real robot files); materials do not matter to us: retry without them
+            with open(path, "rb") as fh:
+                data = _BIND_MATERIAL_RE.sub(b"", fh.read())
+            vs, fs = _triangles(trimesh, trimesh.load(io.BytesIO(data), file_type="dae", force="scene",
+                                                      process=False), path)
+    except MeshLoadError:
+        raise
     except ImportError as e:
         raise MeshLoadError(f"reading '{ext}' files needs an extra package: {e}", [path]) from None
     except Exception as e:  # trimesh and its format back-ends raise anything on a broken file
         raise MeshLoadError(f"cannot read mesh: {type(e).__name__}: {e}", [path]) from None
-    if not isinstance(obj, trimesh.Trimesh):
-        raise MeshLoadError(f"file holds no triangle mesh ({type(obj).__name__})", [path])
-    v = np.asarray(obj.vertices, dtype=np.float64)
-    f = np.asarray(obj.faces, dtype=np.int64)
-    if f.ndim != 2 or f.shape[1] != 3 or len(f) == 0 or len(v) == 0:
+    if not fs:
         raise MeshLoadError("file holds no triangles", [path])
-    if f.min() < 0 or f.max() >= len(v):
-        raise MeshLoadError("face indices out of range", [path])
+    v = np.concatenate(vs)
+    f = np.concatenate(fs)
     bad = ~np.all(np.isfinite(v), axis=1)
     if bad.any():
         f = f[~np.any(bad[f], axis=1)]
+        v[bad] = 0.0                      # unreferenced now; keep bounding boxes finite
         if len(f) == 0:
             raise MeshLoadError("every vertex is NaN or infinite", [path])
     if ext == ".dae":

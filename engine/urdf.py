@@ -518,7 +518,7 @@ def _shapes(ctx, links, model, mats, which):
     for (uri, why, tried), (lines, link_names) in failed.items():
         names = ", ".join(f"'{n}'" for n in link_names)
         warnings.warn(
-            f"{ctx.file}:{lines[0]}: link {names}: mesh '{uri}' {why}; paths tried: "
+            f"{ctx.file}:{lines[0]}: link {names}: mesh '{uri}' {why}; path{'s' if len(tried) > 1 else ''} tried: "
             f"{'; '.join(tried)}; a placeholder box is drawn instead (dynamics unaffected)",
             URDFWarning, stacklevel=5)
     return out
@@ -538,7 +538,7 @@ def _mesh_into(ctx, shape, g, node, lk, failed):
             shape.source = mesh.path
             return
         except _meshes.MeshLoadError as e:
-            why = f"can not be read ({e})"
+            why, tried = f"was found but can not be read ({e})", [path]
     shape.kind = "placeholder"
     shape.size = np.full(3, PLACEHOLDER_SIZE)
     key = (uri, why, tuple(tried))
