@@ -131,21 +131,31 @@ class Recorder:
         self._head = end % self.capacity
         self._n = min(self.capacity, self._n + k)
 
+    def _segments(self):
+        """The held rows as up to two index ranges of the buffer, oldest first."""
+        if self._n == 0:
+            return []
+        start = (self._head - self._n) % self.capacity
+        if start + self._n <= self.capacity:
+            return [(start, start + self._n)]
+        return [(start, self.capacity), (0, self._head)]
+
     def data(self, columns=None, since=None):
         """Rows in time order (a copy), optionally only some columns and only t >= since."""
-        start = (self._head - self._n) % self.capacity
-        if self._n == 0:
-            out = self._buf[:0]
-        elif start + self._n <= self.capacity:
-            out = self._buf[start:start + self._n]
-        else:
-            out = np.concatenate((self._buf[start:], self._buf[:self._head]))
-        if since is not None and len(out):
-            i = int(np.searchsorted(out[:, 0], since, side="left"))
-            out = out[i:]
-        if columns is not None:
-            return out[:, columns].copy() if not isinstance(columns, slice) else out[:, columns].copy()
-        return out.copy()
+        segs = self._segments()
+        if since is not None:
+            out = []
+            for a, b in segs:
+                i = a + int(np.searchsorted(self._buf[a:b, 0], since, side="left"))
+                if i < b:
+                    out.append((i, b))
+            segs = out
+        cols = slice(None) if columns is None else columns
+        parts = [self._buf[a:b, cols] for a, b in segs]
+        if not parts:
+            width = self.layout.width if columns is None else len(np.arange(self.layout.width)[cols])
+            return np.zeros((0, width))
+        return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
 
     def last_time(self):
         if self._n == 0:

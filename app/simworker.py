@@ -61,11 +61,11 @@ class Snapshot:
 class SimWorker:
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
-    def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, running=True, name="sim"):
+    def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim"):
         self.e = engine
         self.model = model.clone()          # only this thread uses it
         self.layout = SampleLayout(model)
-        self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0)
+        self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
         self.controller = Controller(self.model, engine)
         self.controller.recapture(self.sim.q)
         self.sim.controller = self.controller

@@ -1,0 +1,442 @@
+"""The main window: 3D view in the middle, gallery on the left, joint panel on the right, plots at
+the bottom; menus and a toolbar for running, stepping, speed, integrator and step size.
+
+The window never writes physics state: it posts commands to the ``SimWorker`` and, on a frame
+timer, draws the worker's latest snapshot and hands every new sample to the plots."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+
+import numpy as np
+from PyQt6 import QtCore, QtGui, QtWidgets
+
+from .gallery import Gallery
+from .jointpanel import JointPanel
+from .plots import PlotPanel
+from .scene import Scene
+from .view3d import View3D
+
+SPEEDS = [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0]
+STEPS = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
+DEFAULT_MODEL = "double_pendulum"
+MAX_RECENT = 8
+
+
+def _speed_text(s):
+    return f"×{s:g}" if s >= 1 else f"×1/{round(1 / s)}"
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    modelLoaded = QtCore.pyqtSignal(object)     # (model, q0, v0, scales, source)
+    modelFailed = QtCore.pyqtSignal(str, str)   # source, message
+
+    def __init__(self, engine=None, package_paths=()):
+        super().__init__()
+        self.e = None
+        self.package_paths = tuple(package_paths)
+        self.worker = None
+        self.model = None
+        self.model_source = None
+        self.last_error = None
+        self.messages = []          # every error/notice shown (for the user's log and the tests)
+        self._last_serial = -1
+        self._frame_count = 0
+        self._loading = None
+        self.first_model_time = None
+        self.settings = QtCore.QSettings("JointLab", "jointlab")
+        self.setWindowTitle("JointLab")
+        self.resize(1440, 920)
+        self._build_view()
+        self._build_docks()
+        self._build_actions()
+        self.modelLoaded.connect(self._install)
+        self.modelFailed.connect(self._load_failed)
+        self.timer = QtCore.QTimer(self)
+        self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
+        self.timer.timeout.connect(self._frame)
+        self.timer.start(16)
+        if engine is not None:
+            self.set_engine(engine)
+
+    # ------------------------------------------------------------------ construction
+    def _build_view(self):
+        central = QtWidgets.QWidget()
+        lay = QtWidgets.QStackedLayout(central)
+        lay.setStackingMode(QtWidgets.QStackedLayout.StackingMode.StackAll)
+        self.view = View3D()
+        self.view.is_running = lambda: self.worker is not None and self.worker.snapshot().running
+        self.view.dragStarted.connect(self._drag_started)
+        self.view.dragMoved.connect(lambda p: self.worker and self.worker.drag_move(p))
+        self.view.dragEnded.connect(lambda: self.worker and self.worker.drag_end())
+        self.progress = QtWidgets.QWidget()
+        pl = QtWidgets.QVBoxLayout(self.progress)
+        pl.addStretch(1)
+        self.progress_label = QtWidgets.QLabel("Starting…")
+        self.progress_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.progress_label.setStyleSheet("font-size: 15px; color: #333; background: rgba(255,255,255,200); padding: 8px;")
+        self.progress_bar = QtWidgets.QProgressBar()
+        self.progress_bar.setMaximumWidth(420)
+        pl.addWidget(self.progress_label, 0, QtCore.Qt.AlignmentFlag.AlignCenter)
+        pl.addWidget(self.progress_bar, 0, QtCore.Qt.AlignmentFlag.AlignCenter)
+        pl.addStretch(1)
+        lay.addWidget(self.progress)
+        lay.addWidget(self.view)
+        self.setCentralWidget(central)
+        self.status = self.statusBar()
+
+    def _build_docks(self):
+        self.gallery = Gallery()
+        self.gallery.chosen.connect(self.open_model)
+        d = QtWidgets.QDockWidget("Models", self)
+        d.setObjectName("models")
+        d.setWidget(self.gallery)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, d)
+        self.gallery_dock = d
+        self.joints = JointPanel()
+        self.joints.inputsChanged.connect(lambda inp: self.worker and self.worker.set_inputs(inp))
+        self.joints.poseChanged.connect(self._pose_from_slider)
+        self.joints.hint.connect(lambda m: self.status.showMessage(m, 6000))
+        d = QtWidgets.QDockWidget("Joints", self)
+        d.setObjectName("joints")
+        d.setWidget(self.joints)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, d)
+        self.joints_dock = d
+        self.plots = PlotPanel()
+        self.plots.wrenchJointChanged.connect(lambda j: self.worker and self.worker.watch_wrench(j))
+        self.plots.message.connect(lambda m: self.status.showMessage(m, 6000))
+        d = QtWidgets.QDockWidget("Plots", self)
+        d.setObjectName("plots")
+        d.setWidget(self.plots)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, d)
+        self.plots_dock = d
+        self.resizeDocks([self.gallery_dock, self.joints_dock], [210, 640], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.plots_dock], [300], QtCore.Qt.Orientation.Vertical)
+
+    def _action(self, menu, text, slot=None, shortcut=None, checkable=False, checked=False, tip=None):
+        a = QtGui.QAction(text, self)
+        if shortcut:
+            a.setShortcut(QtGui.QKeySequence(shortcut))
+        if checkable:
+            a.setCheckable(True)
+            a.setChecked(checked)
+            if slot:
+                a.toggled.connect(slot)
+        elif slot:
+            a.triggered.connect(slot)
+        if tip:
+            a.setStatusTip(tip)
+            a.setToolTip(tip)
+        if menu is not None:
+            menu.addAction(a)
+        return a
+
+    def _build_actions(self):
+        mb = self.menuBar()
+        fm = mb.addMenu("&File")
+        self._action(fm, "&Open URDF…", self._open_dialog, "Ctrl+O")
+        self.recent_menu = fm.addMenu("Open &Recent")
+        self._fill_recent()
+        fm.addSeparator()
+        self._action(fm, "Save &Screenshot…", self._screenshot_dialog, "Ctrl+Shift+S")
+        self._action(fm, "&Export Recorded Data (CSV)…", self.plots._export_dialog, "Ctrl+E")
+        fm.addSeparator()
+        self._action(fm, "&Quit", self.close, "Ctrl+Q")
+        sm = mb.addMenu("&Simulation")
+        self.act_run = self._action(sm, "Run / Pause", self.toggle_running, "Space", tip="run or pause the simulation")
+        self.act_step = self._action(sm, "Single Step", self.single_step, "S", tip="advance one time step (while paused)")
+        self.act_reset = self._action(sm, "Reset", self.reset, "Ctrl+R", tip="back to the initial state")
+        sm.addSeparator()
+        self._action(sm, "Slower", lambda: self._speed_by(-1), "[")
+        self._action(sm, "Faster", lambda: self._speed_by(+1), "]")
+        vm = mb.addMenu("&View")
+        self._action(vm, "Reset View", self.view.reset_camera, "Ctrl+0")
+        vm.addSeparator()
+        self.toggles = {}
+        for key, text, on in (("frames", "Body Frames", False), ("axes", "Joint Axes", False),
+                              ("com", "Centres of Mass", False), ("forces", "External Force Arrows", True),
+                              ("reactions", "Joint Reaction Forces", False)):
+            self.toggles[key] = self._action(vm, text, lambda v, k=key: self._toggle(k, v), checkable=True, checked=on)
+        vm.addSeparator()
+        for d in (self.gallery_dock, self.joints_dock, self.plots_dock):
+            vm.addAction(d.toggleViewAction())
+        hm = mb.addMenu("&Help")
+        self._action(hm, "&Mouse and Keys", self._help)
+        tb = self.addToolBar("Simulation")
+        tb.setObjectName("simulation")
+        tb.addAction(self.act_run)
+        tb.addAction(self.act_step)
+        tb.addAction(self.act_reset)
+        tb.addSeparator()
+        tb.addWidget(QtWidgets.QLabel(" speed "))
+        self.speed_box = QtWidgets.QComboBox()
+        for s in SPEEDS:
+            self.speed_box.addItem(_speed_text(s), s)
+        self.speed_box.setCurrentIndex(SPEEDS.index(1.0))
+        self.speed_box.currentIndexChanged.connect(lambda i: self.worker and self.worker.set_speed(SPEEDS[i]))
+        tb.addWidget(self.speed_box)
+        tb.addWidget(QtWidgets.QLabel(" integrator "))
+        self.integrator_box = QtWidgets.QComboBox()
+        self.integrator_box.addItems(["rk4", "semi_implicit_euler", "euler"])
+        self.integrator_box.currentTextChanged.connect(lambda n: self.worker and self.worker.set_integrator(n))
+        tb.addWidget(self.integrator_box)
+        tb.addWidget(QtWidgets.QLabel(" dt "))
+        self.dt_box = QtWidgets.QComboBox()
+        for h in STEPS:
+            self.dt_box.addItem(f"{h * 1e3:g} ms", h)
+        self.dt_box.setCurrentIndex(STEPS.index(1e-3))
+        self.dt_box.currentIndexChanged.connect(lambda i: self.worker and self.worker.set_dt(STEPS[i]))
+        tb.addWidget(self.dt_box)
+        tb.addSeparator()
+        self.time_label = QtWidgets.QLabel("t = –")
+        self.time_label.setMinimumWidth(110)
+        self.rtf_label = QtWidgets.QLabel("")
+        self.rtf_label.setMinimumWidth(260)
+        tb.addWidget(self.time_label)
+        tb.addWidget(self.rtf_label)
+        vt = self.addToolBar("View")
+        vt.setObjectName("view")
+        for a in self.toggles.values():
+            vt.addAction(a)
+
+    # ------------------------------------------------------------------ engine and models
+    def set_engine(self, engine):
+        """Called once the engine (and its compiled kernels) is imported."""
+        self.e = engine
+        self.scene = Scene(self.view, engine)
+        self.view.scene = self.scene
+        for k, a in self.toggles.items():
+            self.scene.show[k] = a.isChecked()
+        try:
+            from engine import catalog
+            self.gallery.set_models(catalog.list_models())
+        except Exception as exc:     # the gallery is a convenience: File > Open still works
+            self._notice(f"model gallery unavailable: {exc}")
+
+    def show_progress(self, text, done=None, total=None):
+        self.progress.setVisible(True)
+        self.progress_label.setText(text)
+        if total:
+            self.progress_bar.setRange(0, total)
+            self.progress_bar.setValue(done or 0)
+        else:
+            self.progress_bar.setRange(0, 0)
+
+    def open_model(self, name_or_path, floating_base=None):
+        """Load a model in a background thread; on success it replaces the current one, on failure
+        the current one keeps running and the error is shown."""
+        if self.e is None:
+            return
+        src = os.fspath(name_or_path)
+        self._loading = src
+        self.status.showMessage(f"Loading {src}…")
+        if self.model is None:
+            self.show_progress(f"Loading {src}…")
+        threading.Thread(target=self._load_thread, args=(src, floating_base), daemon=True,
+                         name="jointlab-load").start()
+
+    def _load_thread(self, src, floating_base):
+        e = self.e
+        try:
+            from engine import catalog
+            model = catalog.load_model(src, floating_base=floating_base, package_paths=self.package_paths)
+            q0, v0 = catalog.initial_state(model)
+            M = e.mass_matrix(model, q0)
+            scales = {j.name: float(M[j.idx_v, j.idx_v]) for j in model.joints if j.nv}
+            self.modelLoaded.emit((model, q0, v0, scales, src))
+        except (e.ModelError, OSError, KeyError, ValueError) as exc:
+            self.modelFailed.emit(src, str(exc))
+        except Exception as exc:
+            self.modelFailed.emit(src, f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=3)}")
+
+    def _load_failed(self, src, message):
+        self._loading = None
+        keep = f"The current model ({self.model.name}) keeps running." if self.model is not None else ""
+        self.progress.setVisible(self.model is None)
+        if self.model is None:
+            self.progress_label.setText(f"Could not load {src}. Open a model from the gallery or File > Open.")
+            self.progress_bar.setRange(0, 1)
+        self._error("Could not load model", f"{message}\n\n{keep}".strip())
+
+    def _install(self, payload):
+        model, q0, v0, scales, src = payload
+        if self.worker is not None:
+            self.worker.stop()
+        from .simworker import SimWorker
+        dt = STEPS[self.dt_box.currentIndex()]
+        self.worker = SimWorker(self.e, model, dt=dt, integrator=self.integrator_box.currentText(),
+                                q0=q0, v0=v0, running=True)
+        self.worker.set_speed(SPEEDS[self.speed_box.currentIndex()])
+        self.model = model
+        self.model_source = src
+        self._last_serial = -1
+        self.scene.set_model(model, q0)
+        self.view.reset_camera()
+        self.joints.set_model(model, scales)
+        defaults = [f"q:{j.name}" for j in model.joints if j.nq == 1][:2] + ["energy:total"]
+        self.plots.set_model(model, self.worker.layout, defaults)
+        self.worker.start()
+        self.progress.setVisible(False)
+        self._loading = None
+        title = (model.description or {}).get("title") or model.name
+        self.setWindowTitle(f"JointLab — {title}")
+        self.gallery.select((model.description or {}).get("name", src))
+        if os.path.isfile(src):
+            self._add_recent(os.path.abspath(src))
+        self.status.showMessage(f"Loaded {title}: {model.nbodies} bodies, {model.nv} velocity coordinates, "
+                                f"{model.mass:.3g} kg", 8000)
+        if self.first_model_time is None:
+            self.first_model_time = time.perf_counter()
+
+    # ------------------------------------------------------------------ commands
+    def toggle_running(self):
+        if self.worker:
+            self.worker.toggle_running()
+
+    def set_running(self, on):
+        if self.worker:
+            self.worker.set_running(on)
+
+    def single_step(self):
+        if self.worker:
+            self.worker.single_step(1)
+
+    def reset(self):
+        if self.worker:
+            self.worker.reset()
+
+    def _speed_by(self, d):
+        i = min(max(self.speed_box.currentIndex() + d, 0), len(SPEEDS) - 1)
+        self.speed_box.setCurrentIndex(i)
+
+    def _toggle(self, key, on):
+        if getattr(self, "scene", None) is not None:
+            self.scene.show[key] = on
+            self._last_serial = -1
+
+    def _drag_started(self, body, p_local, mode):
+        if self.worker:
+            self.worker.drag_start(body, p_local, mode)
+
+    def _pose_from_slider(self, values):
+        if self.worker and not self.worker.snapshot().running:
+            self.worker.set_joint_positions(values)
+
+    # ------------------------------------------------------------------ the frame
+    def _frame(self):
+        w = self.worker
+        if w is None:
+            return
+        while w.events:
+            kind, msg = w.events.popleft()
+            if kind == "diverged":
+                self._error("Simulation paused", msg)
+            else:
+                self._notice(msg)
+        blocks = w.samples.drain()
+        if blocks:
+            self.plots.append(blocks)
+        snap = w.snapshot()
+        self._frame_count += 1
+        if snap.serial != self._last_serial:
+            self._last_serial = snap.serial
+            wrenches = None
+            if self.scene.show["reactions"]:
+                wrenches = self.e.joint_wrenches(self.scene.model, snap.q, snap.v, snap.a)
+            self.scene.update(snap, wrenches)
+            self._labels(snap)
+        if self._frame_count % 6 == 0:
+            self.joints.show_state(snap, snap.running)
+        if self._frame_count % 2 == 0:
+            self.plots.refresh()
+
+    def _labels(self, snap):
+        self.time_label.setText(f"t = {snap.t:8.3f} s")
+        self.act_run.setText("Pause" if snap.running else "Run")
+        if not snap.running:
+            self.rtf_label.setText("paused")
+            self.rtf_label.setStyleSheet("color: #555;")
+        elif np.isnan(snap.rtf):
+            self.rtf_label.setText("")
+        elif snap.behind:
+            self.rtf_label.setText(f"RTF {snap.rtf:.2f} (asked {_speed_text(snap.speed)}): physics slower than real time")
+            self.rtf_label.setStyleSheet("color: #c60; font-weight: bold;")
+        else:
+            self.rtf_label.setText(f"RTF {snap.rtf:.2f} ({_speed_text(snap.speed)})")
+            self.rtf_label.setStyleSheet("color: #262;")
+
+    # ------------------------------------------------------------------ messages
+    def _notice(self, msg):
+        self.messages.append(msg)
+        self.status.showMessage(msg, 10000)
+
+    def _error(self, title, msg):
+        self.last_error = msg
+        self.messages.append(msg)
+        self.status.showMessage(msg.splitlines()[0], 15000)
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, title, msg,
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setModal(False)
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.show()
+        self.error_box = box
+
+    def _help(self):
+        QtWidgets.QMessageBox.information(self, "Mouse and keys", (
+            "Left drag: orbit.  Middle drag (or Ctrl+left on empty space): pan.  Wheel: zoom.\n"
+            "Ctrl+left drag on a body while running: pull it with a spring.\n"
+            "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
+            "the joint sliders set positions directly while paused.\n\n"
+            "Space: run/pause.  S: single step.  Ctrl+R: reset.  [ and ]: slower/faster.\n"
+            "Ctrl+0: reset the view.  Ctrl+O: open a URDF.  Ctrl+E: export the recorded data."))
+
+    # ------------------------------------------------------------------ files
+    def _open_dialog(self):
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open URDF", self.settings.value("last_dir", ""),
+                                                        "URDF files (*.urdf *.xml);;All files (*)")
+        if path:
+            self.settings.setValue("last_dir", os.path.dirname(path))
+            self.open_model(path)
+
+    def recent_files(self):
+        r = self.settings.value("recent", [])
+        if isinstance(r, str):
+            r = [r]
+        return [p for p in (r or []) if p]
+
+    def _add_recent(self, path):
+        r = [path] + [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent", r[:MAX_RECENT])
+        self._fill_recent()
+
+    def _fill_recent(self):
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for p in files:
+            self._action(self.recent_menu, p, lambda _=False, p=p: self.open_model(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    def save_screenshot(self, path):
+        """PNG of the whole window (3D view included)."""
+        img = self.grab().toImage()
+        if not img.save(path, "PNG"):
+            raise OSError(f"could not write {path}")
+        return img
+
+    def _screenshot_dialog(self):
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save screenshot", "jointlab.png", "PNG images (*.png)")
+        if path:
+            try:
+                self.save_screenshot(path)
+                self.status.showMessage(f"saved {path}", 5000)
+            except OSError as exc:
+                self._error("Screenshot", str(exc))
+
+    # ------------------------------------------------------------------ closing
+    def closeEvent(self, ev):
+        self.timer.stop()
+        if self.worker is not None:
+            self.worker.stop()
+        super().closeEvent(ev)

@@ -1,0 +1,256 @@
+"""The 3D scene of a model: one lit mesh per body (uploaded to the GPU once; each frame only sets
+its transform), a ground grid, and overlays: body frames, joint axes, centres of mass, external
+force arrows (the mouse spring) and joint reaction-force arrows."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph.opengl as gl
+from OpenGL import GL
+from pyqtgraph.opengl import shaders
+from PyQt6 import QtGui
+
+from . import meshes
+from .picking import pick
+
+LIT = shaders.ShaderProgram("jointlab_lit", [
+    shaders.VertexShader("""
+        uniform mat4 u_mvp;
+        uniform mat3 u_normal;
+        attribute vec4 a_position;
+        attribute vec3 a_normal;
+        attribute vec4 a_color;
+        varying vec4 v_color;
+        varying vec3 v_normal;
+        void main() {
+            v_normal = normalize(u_normal * a_normal);
+            v_color = a_color;
+            gl_Position = u_mvp * a_position;
+        }
+    """),
+    shaders.FragmentShader("""
+        #ifdef GL_ES
+        precision mediump float;
+        #endif
+        varying vec4 v_color;
+        varying vec3 v_normal;
+        void main() {
+            vec3 n = normalize(v_normal);
+            float head = abs(n.z);                                   // light at the eye
+            float key = max(dot(n, normalize(vec3(0.4, 0.7, 0.6))), 0.0);
+            vec3 rgb = v_color.rgb * (0.22 + 0.5 * head + 0.38 * key);
+            gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
+        }
+    """),
+])
+
+OVERLAY_GL = {GL.GL_DEPTH_TEST: False, GL.GL_BLEND: True,
+              "glBlendFunc": (GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)}
+
+
+def qmatrix(T):
+    return QtGui.QMatrix4x4(*np.asarray(T, dtype=float).reshape(-1))
+
+
+def _arrow_segments(start, vec, head=0.25):
+    """Line segments of arrows (start + vec), with a two-stroke head."""
+    out = []
+    for p, v in zip(start, vec):
+        n = np.linalg.norm(v)
+        if n < 1e-9:
+            continue
+        tip = p + v
+        u = v / n
+        side = np.cross(u, [0, 0, 1.0])
+        if np.linalg.norm(side) < 1e-6:
+            side = np.cross(u, [1.0, 0, 0])
+        side /= np.linalg.norm(side)
+        h = head * n
+        out += [p, tip, tip, tip - h * u + 0.5 * h * side, tip, tip - h * u - 0.5 * h * side]
+    return np.array(out).reshape(-1, 3)
+
+
+class Scene:
+    """Builds and updates the GL items of one model in a GLViewWidget."""
+
+    def __init__(self, view, engine):
+        self.view = view
+        self.e = engine
+        self.model = None
+        self.items = []
+        self.body_items = {}
+        self.show = {"frames": False, "axes": False, "com": False, "forces": True, "reactions": False}
+        self.grid = gl.GLGridItem()
+        self.grid.setColor((90, 90, 100, 160))
+        view.addItem(self.grid)
+        self.body_poses = None
+        self.extent = (np.zeros(3), 1.0)
+        self._overlay = {}
+        for name, color, width in (("frames", None, 2.5), ("axes", (1.0, 0.85, 0.1, 1.0), 3.0),
+                                   ("forces", (0.95, 0.2, 0.2, 1.0), 3.0),
+                                   ("reactions", (0.1, 0.8, 0.9, 1.0), 2.5)):
+            it = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", width=width,
+                                   color=color if color else (1, 1, 1, 1), antialias=True)
+            it.setGLOptions(OVERLAY_GL)
+            it.setDepthValue(10)
+            it.setVisible(False)
+            view.addItem(it)
+            self._overlay[name] = it
+        self._com = gl.GLScatterPlotItem(pos=np.zeros((1, 3)), size=9, color=(1.0, 0.4, 0.9, 1.0), pxMode=True)
+        self._com.setGLOptions(OVERLAY_GL)
+        self._com.setDepthValue(11)
+        self._com.setVisible(False)
+        view.addItem(self._com)
+        self._overlay["com"] = self._com
+
+    # ------------------------------------------------------------------ model
+    def set_model(self, model, q):
+        """Replace the drawn model (GPU upload of every body's mesh happens here, once)."""
+        for it in self.items:
+            self.view.removeItem(it)
+        self.items = []
+        self.body_items = {}
+        self.model = model.clone()          # the GUI thread's own workspaces
+        per_body = {}
+        for s in model.visuals:
+            v, n, f = meshes.shape_mesh(s)
+            P = np.asarray(s.placement, dtype=float)
+            v = v @ P[:3, :3].T + P[:3, 3]
+            n = n @ P[:3, :3].T
+            c = np.tile(np.asarray(s.color, dtype=float)[:4], (len(v), 1))
+            if s.kind == "placeholder":
+                c[:] = (0.9, 0.3, 0.8, 0.6)
+            per_body.setdefault(s.body, []).append((v, n, f, c))
+        for body, parts in per_body.items():
+            V, N, F, C, base = [], [], [], [], 0
+            for v, n, f, c in parts:
+                V.append(v)
+                N.append(n)
+                F.append(f + base)
+                C.append(c)
+                base += len(v)
+            md = gl.MeshData(vertexes=np.vstack(V).astype(np.float32), faces=np.vstack(F).astype(np.uint32),
+                             vertexColors=np.vstack(C).astype(np.float32))
+            md._vertexNormals = np.vstack(N).astype(np.float32)   # our normals (flat where the shape has edges)
+            translucent = bool((np.vstack(C)[:, 3] < 0.999).any())
+            item = gl.GLMeshItem(meshdata=md, smooth=True, shader=LIT,
+                                 glOptions="translucent" if translucent else "opaque")
+            self.view.addItem(item)
+            self.items.append(item)
+            self.body_items[body] = item
+        # constant per-model data for overlays
+        self._joint_axes = []
+        q0 = model.neutral()
+        for j in model.joints:
+            if j.kind in ("revolute", "prismatic", "helical"):
+                J = self.e.jacobian(self.model, q0, model.body_names[j.body - 1], "local")
+                S = J[:, j.idx_v]
+                axis = S[:3] if np.linalg.norm(S[:3]) > 1e-9 else S[3:]
+                self._joint_axes.append((j.body, axis / np.linalg.norm(axis)))
+        self._coms = [model.body_inertia(k).com for k in range(1, model.nbodies + 1)]
+        self.update_pose(q)
+        self.extent = self._extent()
+        c, r = self.extent
+        size = max(1.0, 2.0 * np.ceil(r + abs(c[0]) + abs(c[1])))
+        self.grid.setSize(size, size)
+        self.grid.setSpacing(0.1 if size <= 4 else (0.25 if size <= 10 else 1.0),
+                             0.1 if size <= 4 else (0.25 if size <= 10 else 1.0))
+
+    def _extent(self):
+        """(centre, radius) of the model's shapes at the current pose."""
+        pts = []
+        for it, k in ((self.body_items[k], k) for k in self.body_items):
+            T = self.body_poses[k]
+            md = it.opts["meshdata"]
+            V = md.vertexes()
+            lo, hi = V.min(0), V.max(0)
+            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+            pts.append(corners @ T[:3, :3].T + T[:3, 3])
+        if not pts:
+            return np.zeros(3), 1.0
+        P = np.vstack(pts)
+        c = 0.5 * (P.min(0) + P.max(0))
+        return c, max(0.1, float(np.linalg.norm(P - c, axis=1).max()))
+
+    # ------------------------------------------------------------------ per frame
+    def body_pose_list(self, q):
+        fk = self.e.forward_kinematics(self.model, q)
+        poses = [fk[self.model.ground_name]]
+        poses += [fk[name] for name in self.model.body_names]
+        return poses
+
+    def update_pose(self, q):
+        """Set every body's transform (the only per-frame GPU-side change)."""
+        self.body_poses = self.body_pose_list(q)
+        for k, it in self.body_items.items():
+            it.setTransform(qmatrix(self.body_poses[k]))
+
+    def update(self, snap, wrenches=None):
+        """Draw a snapshot. ``wrenches``: {joint: (m, f) child frame} for reaction arrows."""
+        if self.model is None:
+            return
+        self.update_pose(snap.q)
+        P = self.body_poses
+        c, r = self.extent
+        L = 0.15 * r
+        ov = self._overlay
+        if self.show["frames"]:
+            pos, col = [], []
+            for T in P[1:]:
+                o = T[:3, 3]
+                for i, cc in enumerate(((1, 0.2, 0.2, 1), (0.2, 1, 0.2, 1), (0.3, 0.5, 1, 1))):
+                    pos += [o, o + L * T[:3, i]]
+                    col += [cc, cc]
+            ov["frames"].setData(pos=np.array(pos).reshape(-1, 3), color=np.array(col).reshape(-1, 4))
+        if self.show["axes"]:
+            pos = []
+            for k, a in self._joint_axes:
+                T = P[k]
+                w = T[:3, :3] @ a
+                pos += [T[:3, 3] - 0.8 * L * w, T[:3, 3] + 0.8 * L * w]
+            if pos:
+                ov["axes"].setData(pos=np.array(pos))
+        if self.show["com"]:
+            pts = [P[k + 1][:3, :3] @ cm + P[k + 1][:3, 3] for k, cm in enumerate(self._coms)]
+            pts.append(self.e.center_of_mass(self.model, snap.q))
+            sizes = np.full(len(pts), 8.0)
+            sizes[-1] = 16.0
+            self._com.setData(pos=np.array(pts), size=sizes)
+        forces_on = self.show["forces"] and snap.drag_point is not None and snap.drag_target is not None
+        if forces_on:
+            segs = [snap.drag_point, snap.drag_target]
+            if snap.drag_force is not None:
+                scale = 0.5 * r / max(self.model.mass * 9.81, 1e-9)
+                arrow = _arrow_segments([snap.drag_point], [scale * snap.drag_force])
+                if len(arrow):
+                    segs = np.vstack((np.array(segs), arrow))
+            ov["forces"].setData(pos=np.array(segs).reshape(-1, 3))
+        if self.show["reactions"] and wrenches:
+            scale = 0.5 * r / max(self.model.mass * 9.81, 1e-9)
+            starts, vecs = [], []
+            for j in self.model.joints:
+                T = P[j.body]
+                f = wrenches.get(j.name)
+                if f is None:
+                    continue
+                starts.append(T[:3, 3])
+                vecs.append(scale * (T[:3, :3] @ np.asarray(f)[3:]))
+            segs = _arrow_segments(starts, vecs, head=0.2)
+            ov["reactions"].setData(pos=segs if len(segs) else np.zeros((2, 3)))
+        ov["frames"].setVisible(self.show["frames"])
+        ov["axes"].setVisible(self.show["axes"] and bool(self._joint_axes))
+        self._com.setVisible(self.show["com"])
+        ov["forces"].setVisible(forces_on)
+        ov["reactions"].setVisible(bool(self.show["reactions"] and wrenches))
+
+    # ------------------------------------------------------------------ picking
+    def pick(self, origin, direction):
+        """(body name, point in the body frame, world point) of the nearest shape hit, or None."""
+        if self.model is None or self.body_poses is None:
+            return None
+        hit = pick(self.model.visuals, self.body_poses, origin, direction)
+        if hit is None:
+            return None
+        shape, body, pw, _ = hit
+        T = self.body_poses[body]
+        p_local = T[:3, :3].T @ (pw - T[:3, 3])
+        return self.model.body_names[body - 1], p_local, pw

@@ -1,0 +1,129 @@
+"""The 3D view: orbit (left drag), pan (middle drag, or Ctrl+left on empty space), zoom (wheel);
+grabbing bodies: Ctrl+left drag pulls a body with a spring while the simulation runs, left drag
+on a body poses the robot while it is paused."""
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import numpy as np
+import pyqtgraph.opengl as gl
+from PyQt6 import QtCore, QtGui
+
+
+def _np(m: QtGui.QMatrix4x4):
+    return np.array(m.copyDataTo(), dtype=float).reshape(4, 4)
+
+
+class View3D(gl.GLViewWidget):
+    """GLViewWidget with picking and body dragging. The owner sets ``scene`` and ``is_running``
+    (a callable) and connects the drag signals."""
+
+    dragStarted = QtCore.pyqtSignal(str, object, str)   # body, point in body frame, "spring"/"pose"
+    dragMoved = QtCore.pyqtSignal(object)               # world target
+    dragEnded = QtCore.pyqtSignal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.scene = None
+        self.is_running = lambda: False
+        self._drag = None            # (plane point, plane normal)
+        self.frame_times = deque(maxlen=4000)   # perf_counter at each paint
+        self.setBackgroundColor((236, 238, 242))
+        self.setMinimumSize(200, 150)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+
+    def paintGL(self):
+        self.frame_times.append(time.perf_counter())
+        super().paintGL()
+
+    # ------------------------------------------------------------------ camera
+    def reset_camera(self):
+        if self.scene is None:
+            return
+        c, r = self.scene.extent
+        self.setCameraPosition(pos=QtGui.QVector3D(*map(float, c)), distance=2.7 * r, elevation=18, azimuth=-60)
+        self.opts["fov"] = 45
+        self.update()
+
+    def camera_position(self):
+        p = self.cameraPosition()
+        return np.array([p.x(), p.y(), p.z()])
+
+    def ray(self, x, y):
+        """World ray (origin, unit direction) through the widget pixel (x, y) (logical pixels)."""
+        vp = self.getViewport()
+        P = _np(self.projectionMatrix(vp, vp))
+        V = _np(self.viewMatrix())
+        inv = np.linalg.inv(P @ V)
+        w, h = max(vp[2], 1), max(vp[3], 1)
+        nx, ny = 2.0 * x / w - 1.0, 1.0 - 2.0 * y / h
+        a = inv @ np.array([nx, ny, -1.0, 1.0])
+        b = inv @ np.array([nx, ny, 1.0, 1.0])
+        a, b = a[:3] / a[3], b[:3] / b[3]
+        d = b - a
+        return a, d / np.linalg.norm(d)
+
+    def project(self, p):
+        """Widget pixel (x, y) of a world point."""
+        vp = self.getViewport()
+        M = _np(self.projectionMatrix(vp, vp)) @ _np(self.viewMatrix())
+        c = M @ np.append(np.asarray(p, dtype=float), 1.0)
+        ndc = c[:3] / c[3]
+        return (ndc[0] + 1.0) * 0.5 * vp[2], (1.0 - ndc[1]) * 0.5 * vp[3]
+
+    # ------------------------------------------------------------------ mouse
+    def mousePressEvent(self, ev):
+        pos = ev.position()
+        self.mousePos = pos
+        if ev.button() == QtCore.Qt.MouseButton.LeftButton and self.scene is not None:
+            ctrl = bool(ev.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier)
+            running = self.is_running()
+            if (running and ctrl) or not running:
+                o, d = self.ray(pos.x(), pos.y())
+                hit = self.scene.pick(o, d)
+                if hit is not None:
+                    body, p_local, pw = hit
+                    view_dir = self.opts_center() - self.camera_position()
+                    n = view_dir / np.linalg.norm(view_dir)
+                    self._drag = (pw, n)
+                    self.dragStarted.emit(body, p_local, "spring" if running else "pose")
+                    ev.accept()
+                    return
+        super().mousePressEvent(ev)
+
+    def opts_center(self):
+        c = self.opts["center"]
+        return np.array([c.x(), c.y(), c.z()])
+
+    def drag_target(self, x, y):
+        """Where the mouse ray meets the drag plane (through the grab point, facing the camera)."""
+        p0, n = self._drag
+        o, d = self.ray(x, y)
+        den = d @ n
+        if abs(den) < 1e-9:
+            return None
+        return o + ((p0 - o) @ n / den) * d
+
+    def mouseMoveEvent(self, ev):
+        if self._drag is not None:
+            pos = ev.position()
+            target = self.drag_target(pos.x(), pos.y())
+            if target is not None:
+                self.dragMoved.emit(target)
+            self.mousePos = pos
+            ev.accept()
+            return
+        super().mouseMoveEvent(ev)
+
+    def mouseReleaseEvent(self, ev):
+        if self._drag is not None:
+            self._drag = None
+            self.dragEnded.emit()
+            ev.accept()
+            return
+        super().mouseReleaseEvent(ev)
+
+    @property
+    def dragging(self):
+        return self._drag is not None
