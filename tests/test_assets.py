@@ -35,7 +35,7 @@ EXPECTED = {
     "double_pendulum": (2, 2.0),
     "single_pendulum": (1, 2.2),
     "acrobot": (2, 2.0),
-    "cart_pole": (2, 1.3),
+    "cart_pole": (2, 1.5),
     "planar_3r": (3, 2.65),
     "spinning_top": (6, 0.442),
     "arm7": (7, 16.81),

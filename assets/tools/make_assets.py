@@ -45,6 +45,14 @@ def robot(name, comment, colors):
     return r
 
 
+def stand(height, y):
+    """Visual-only parts of a floor stand whose axle ends at the pivot (0, 0, height); the post
+    stands at lateral offset y, behind the links (seen from -y)."""
+    return [box(0.0, (0.4, 0.3, 0.02), (0, y, 0.01), color="dark"),
+            box(0.0, (0.05, 0.05, height + 0.05), (0, y, (height + 0.05) / 2), color="dark"),
+            cylinder(0.0, 0.012, abs(y), (0, y / 2, height), axis="y", color="steel")]
+
+
 # ====================================================================== pendulums
 def double_pendulum():
     """Two uniform aluminium bars (1 kg, 0.5 m each) hanging from a bracket at 1.5 m, both
@@ -54,8 +62,7 @@ def double_pendulum():
 JointLab double pendulum: two uniform bars of 1 kg and 0.5 m, pivots about the y axis.
 Hanging straight down at q = 0. No damping or friction: a conservative system.
 """, ["dark", "steel", "blue", "orange"])
-    r.link("base", box(0.0, (0.12, 0.10, 0.04), (0, 0, 0.035), color="dark"),
-           box(0.0, (0.03, 0.10, 0.04), (0, 0.0, 0.0), color="dark"))
+    r.link("base", *stand(1.5, 0.12))
     r.link("link1", box(m, (w, d, L), (0, 0, -L / 2), color="blue"),
            cylinder(0.0, 0.018, 0.04, (0, 0, 0), axis="y", color="steel"))
     r.link("link2", box(m, (w, d, L), (0, 0, -L / 2), color="orange"),
@@ -84,7 +91,7 @@ def single_pendulum():
 JointLab single pendulum: a 2 kg steel ball on a 0.2 kg rod, 1 m from the pivot (about y).
 Hanging straight down at q = 0. No damping: the period at small amplitude is close to 2.0 s.
 """, ["dark", "steel", "red"])
-    r.link("base", box(0.0, (0.12, 0.10, 0.04), (0, 0, 0.035), color="dark"))
+    r.link("base", *stand(1.5, 0.1))
     r.link("arm", cylinder(mr, 0.006, Lr, (0, 0, -Lr / 2), color="steel"),
            sphere(mb, R, (0, 0, -1.0), color="red"),
            cylinder(0.0, 0.018, 0.04, (0, 0, 0), axis="y", color="dark"))
@@ -110,7 +117,7 @@ JointLab acrobot: a two-link underactuated pendulum. The shoulder is passive (ef
 elbow is driven by a motor carried at the end of link 1. Joints about y, hanging at q = 0.
 No damping: with zero elbow torque the system is conservative.
 """, ["dark", "steel", "green", "yellow"])
-    r.link("base", box(0.0, (0.14, 0.12, 0.05), (0, 0, 0.04), color="dark"))
+    r.link("base", *stand(2.2, 0.2))
     r.link("link1", box(0.7, (0.04, 0.025, L), (0, 0, -L / 2), color="green"),
            cylinder(0.3, 0.035, 0.06, (0, 0.045, -L), axis="y", color="dark"),
            cylinder(0.0, 0.02, 0.05, (0, 0, 0), axis="y", color="steel"))
@@ -137,7 +144,7 @@ def cart_pole():
     """A 1 kg cart on a 2.4 m rail and a 1 m aluminium pole, upright at q = 0."""
     L = 1.0
     r = robot("cart_pole", """
-JointLab cart-pole: a 1 kg cart on a horizontal rail (prismatic, x) carrying a 0.3 kg, 1 m
+JointLab cart-pole: a 1 kg cart on a horizontal rail (prismatic, x) carrying a 0.5 kg, 1 m
 pole (revolute about y). The pole stands upright at q = 0 (an unstable equilibrium).
 The cart has light viscous friction on its rail; the pole bearing is frictionless.
 """, ["dark", "steel", "blue", "red"])
@@ -146,7 +153,7 @@ The cart has light viscous friction on its rail; the pole bearing is frictionles
            box(0.0, (0.04, 0.12, 0.5), (1.22, 0, 0.25), color="dark"))
     r.link("cart", box(1.0, (0.24, 0.14, 0.09), (0, 0, 0), color="blue"),
            cylinder(0.0, 0.015, 0.03, (0, 0.085, 0), axis="y", color="dark"))
-    r.link("pole", cylinder(0.3, 0.006, L, (0, 0, L / 2), color="red"))
+    r.link("pole", cylinder(0.5, 0.008, L, (0, 0, L / 2), color="red"))
     r.link("pole_tip", sphere(0.0, 0.02, color="dark"))
     r.joint("slider", "prismatic", "rail", "cart", (0, 0, 0.56), axis=(1, 0, 0),
             lower=-1.0, upper=1.0, effort=40, velocity=5, damping=0.2)
