@@ -121,8 +121,8 @@ def _load_fext(model, ws, f_ext):
 
 
 def _with_fext(model, ws, f_ext, fn):
-    _load_fext(model, ws, f_ext)
     try:
+        _load_fext(model, ws, f_ext)     # inside the try: a bad later wrench must not leave earlier ones behind
         return fn()
     finally:
         ws["fext"] = 0.0
