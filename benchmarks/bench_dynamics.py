@@ -1,0 +1,211 @@
+"""Per-call time of the engine's public dynamics API against Pinocchio, in one process.
+
+    python benchmarks/bench_dynamics.py                 # Panda (fixed base) and Talos (floating base)
+    python benchmarks/bench_dynamics.py --repeat 31 --robots panda
+
+Calls timed (both through Python, as a user calls them):
+    inverse dynamics   engine.inverse_dynamics(model, q, v, a)        pin.rnea(model, data, q, v, a)
+    forward dynamics   engine.forward_dynamics(model, q, v, tau)      pin.aba(model, data, q, v, tau)
+    mass matrix        engine.mass_matrix(model, q)                   pin.crba(model, data, q)
+    hybrid dynamics    engine.hybrid_dynamics(model, q, v, mask, a, tau)   (no Pinocchio counterpart:
+                       reported against our forward dynamics and against pin.aba)
+
+Method: timeit with the garbage collector off; `repeat` rounds, each round times `number` calls of
+ours and then of Pinocchio (interleaved, so load from other processes hits both alike). Reported per
+call: best round ("best") and median round ("median"); ratios ours / Pinocchio of each. The target
+is ratio <= 1.5. Both libraries load the same URDF (example-robot-data); the results are checked to
+agree (max relative difference printed) at the benchmarked state, mapped joint by joint by name.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import timeit
+import warnings
+
+import numpy as np
+
+TARGET = 1.5
+
+ROBOTS = {
+    # name: (path under example-robot-data's robots directory, floating base)
+    "panda": ("panda_description/urdf/panda.urdf", False),
+    "talos": ("talos_data/robots/talos_full_v2.urdf", True),
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
+    "solo12": ("solo_description/robots/solo12.urdf", True),
+}
+
+
+# ------------------------------------------------------------------ models and states
+def load(name):
+    import engine
+    import pinocchio as pin
+    from engine import catalog
+
+    d = catalog.example_robot_data_dir()
+    if d is None:
+        sys.exit("example-robot-data is not installed (pip install example-robot-data)")
+    rel, floating = ROBOTS[name]
+    path = str(d / rel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = engine.load_urdf(path, floating_base=floating, load_meshes=False)
+    pmodel = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+    return model, pmodel
+
+
+def coordinate_maps(model, pmodel):
+    """q_to_pin(q) and vidx with v_pin[vidx] = v_ours (joints matched by name)."""
+    vidx = np.zeros(model.nv, dtype=np.int64)
+    parts = []
+    for j in model.joints:
+        pj = pmodel.joints[pmodel.getJointId(j.name)]
+        if pj.nv != j.nv:
+            raise RuntimeError(f"joint {j.name}: {j.nv} velocities here, {pj.nv} in Pinocchio")
+        idx = np.arange(pj.idx_v, pj.idx_v + pj.nv)
+        if j.kind == "free":
+            idx = np.concatenate((idx[3:], idx[:3]))      # ours (w, v) <- pin (v, w)
+        vidx[j.idx_v:j.idx_v + j.nv] = idx
+        parts.append((j, pj))
+
+    def q_to_pin(q):
+        out = np.zeros(pmodel.nq)
+        for j, pj in parts:
+            x = q[j.idx_q:j.idx_q + j.nq]
+            if j.kind == "free":
+                y = np.concatenate((x[:3], x[4:7], x[3:4]))
+            elif j.kind == "spherical":
+                y = np.concatenate((x[1:4], x[0:1]))
+            elif pj.nq == 2 and pj.nv == 1:              # pin's unbounded revolute: (cos, sin)
+                y = np.array([np.cos(x[0]), np.sin(x[0])])
+            else:
+                y = x
+            out[pj.idx_q:pj.idx_q + pj.nq] = y
+        return out
+
+    return q_to_pin, vidx
+
+
+def hybrid_mask(model):
+    """Every other actuated joint acceleration-prescribed; a floating base stays torque-given (free)."""
+    mask = np.zeros(model.nv, dtype=bool)
+    k = 0
+    for j in model.joints:
+        if j.kind == "free":
+            continue
+        mask[j.idx_v:j.idx_v + j.nv] = (k % 2 == 0)
+        k += 1
+    return mask
+
+
+# ------------------------------------------------------------------ timing
+def calibrate(fn, seconds=0.02):
+    n = 1
+    while True:
+        t = timeit.Timer(fn).timeit(n)
+        if t >= seconds or n >= 1 << 20:
+            return max(1, int(n * seconds / max(t, 1e-9)))
+        n *= 4
+
+
+def time_pair(ours, theirs, repeat, number=None):
+    """Interleaved rounds; per-call seconds (best, median) for both."""
+    number = number or calibrate(ours)
+    to, tp = [], []
+    for _ in range(repeat):
+        to.append(timeit.Timer(ours).timeit(number) / number)
+        tp.append(timeit.Timer(theirs).timeit(number) / number)
+    return (min(to), float(np.median(to))), (min(tp), float(np.median(tp)))
+
+
+def rel_err(a, b):
+    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / max(1.0, np.linalg.norm(b)))
+
+
+def bench_robot(name, repeat, seed=0):
+    import engine
+    import pinocchio as pin
+
+    model, pmodel = load(name)
+    pdata = pmodel.createData()
+    q_to_pin, vidx = coordinate_maps(model, pmodel)
+    rng = np.random.default_rng(seed)
+    q = engine.integrate(model, model.neutral(), rng.uniform(-0.5, 0.5, model.nv))
+    v = rng.normal(size=model.nv)
+    a = rng.normal(size=model.nv)
+    tau = rng.normal(size=model.nv)
+    mask = hybrid_mask(model)
+    qp = q_to_pin(q)
+    vp, ap, taup = (np.zeros(pmodel.nv) for _ in range(3))
+    vp[vidx], ap[vidx], taup[vidx] = v, a, tau
+
+    # the two libraries must compute the same thing before their times mean anything
+    errs = {
+        "inverse dynamics": rel_err(engine.inverse_dynamics(model, q, v, a), pin.rnea(pmodel, pdata, qp, vp, ap)[vidx]),
+        "forward dynamics": rel_err(engine.forward_dynamics(model, q, v, tau), pin.aba(pmodel, pdata, qp, vp, taup)[vidx]),
+    }
+    Mp = pin.crba(pmodel, pdata, qp)
+    Mp = np.triu(Mp) + np.triu(Mp, 1).T
+    errs["mass matrix"] = rel_err(engine.mass_matrix(model, q), Mp[np.ix_(vidx, vidx)])
+    a_hd, tau_hd = engine.hybrid_dynamics(model, q, v, mask, a, tau)
+    errs["hybrid dynamics"] = rel_err(engine.inverse_dynamics(model, q, v, a_hd), tau_hd)
+
+    calls = [
+        ("inverse dynamics", lambda: engine.inverse_dynamics(model, q, v, a), lambda: pin.rnea(pmodel, pdata, qp, vp, ap)),
+        ("forward dynamics", lambda: engine.forward_dynamics(model, q, v, tau), lambda: pin.aba(pmodel, pdata, qp, vp, taup)),
+        ("mass matrix", lambda: engine.mass_matrix(model, q), lambda: pin.crba(pmodel, pdata, qp)),
+        ("hybrid dynamics", lambda: engine.hybrid_dynamics(model, q, v, mask, a, tau),
+         lambda: pin.aba(pmodel, pdata, qp, vp, taup)),
+    ]
+    rows = {}
+    for label, ours, theirs in calls:
+        rows[label] = time_pair(ours, theirs, repeat)
+    return model, rows, errs, int(mask.sum())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--robots", nargs="+", default=["panda", "talos"], choices=sorted(ROBOTS))
+    ap.add_argument("--repeat", type=int, default=21, help="timing rounds per call (default 21)")
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    import engine  # noqa: F401  (compiles or loads the kernels)
+    import pinocchio as pin
+    print(f"engine import {time.perf_counter() - t0:.1f} s; Python {platform.python_version()}, "
+          f"numpy {np.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
+    print(f"per-call times in microseconds; best and median of {args.repeat} interleaved rounds; "
+          f"ratio = ours / Pinocchio (target <= {TARGET})\n")
+    head = (f"{'robot':<7} {'call':<17} {'ours best':>9} {'pin best':>9} {'ratio':>6}  "
+            f"{'ours med':>9} {'pin med':>9} {'ratio':>6}  {'agree':>8}")
+    print(head)
+    print("-" * len(head))
+    worst = 0.0
+    summary = []
+    for name in args.robots:
+        model, rows, errs, n_presc = bench_robot(name, args.repeat)
+        for label, ((ob, om), (pb, pmed)) in rows.items():
+            ref = "pin.aba" if label == "hybrid dynamics" else ""
+            r_best, r_med = ob / pb, om / pmed
+            if label != "hybrid dynamics":
+                worst = max(worst, r_best)
+            mark = "" if r_best <= TARGET else "  > target"
+            print(f"{name:<7} {label:<17} {ob * 1e6:9.2f} {pb * 1e6:9.2f} {r_best:6.2f}  {om * 1e6:9.2f} "
+                  f"{pmed * 1e6:9.2f} {r_med:6.2f}  {errs[label]:8.1e}{mark}{'  (vs ' + ref + ')' if ref else ''}")
+        hd, fd = rows["hybrid dynamics"][0], rows["forward dynamics"][0]
+        summary.append(f"{name}: nq={model.nq} nv={model.nv} bodies={model.nbodies}; hybrid ({n_presc} of {model.nv} "
+                       f"coordinates prescribed) / forward (ours) = {hd[0] / fd[0]:.2f} best, {hd[1] / fd[1]:.2f} median")
+    print()
+    for s in summary:
+        print(s)
+    print(f"\nworst ours/Pinocchio ratio (best rounds, ID/FD/M): {worst:.2f} "
+          f"({'within' if worst <= TARGET else 'ABOVE'} the {TARGET} target)")
+    print("'agree': relative difference of the results at the timed state (hybrid: |ID(a_out) - tau_out|)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
