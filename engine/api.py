@@ -190,11 +190,11 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
 
 def mass_matrix(model, q):
     """M(q) (nv x nv, symmetric, armature on the diagonal) by composite rigid-body inertias."""
-    M = np.zeros((model.nv, model.nv))
+    M = np.empty((model.nv, model.nv))
     try:
-        st = _crba(model._mb, model._wb_crba, q, model._zero_v, M)
+        st = _crba(model._mb, model._wb_crba, q, M)
     except TypeError:
-        _call(_crba, model, model._wb_crba, ("q",), (q,), model._zero_v, M)
+        _call(_crba, model, model._wb_crba, ("q",), (q,), M)
         return M
     if st:
         _raise(model, st, ("q",), (q,))
@@ -245,7 +245,7 @@ def potential_energy(model, q):
 # ------------------------------------------------------------------ kinematics
 def _world_poses(model, q):
     out = np.empty((model.nbodies + 1, 12))
-    _call(_fk, model, model._wb_kin, ("q",), (q,), model._zero_v, out)
+    _call(_fk, model, model._wb_kin, ("q",), (q,), out)
     return out
 
 
@@ -286,7 +286,7 @@ def jacobian(model, q, name, frame="local"):
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
-    _call(_bjac, model, model._wb_kin, ("q",), (q,), model._zero_v, f.body, J)
+    _call(_bjac, model, model._wb_kin, ("q",), (q,), f.body, J)
     P = f.placement
     if not np.array_equal(P, np.eye(4)):
         J = Ad(se3_inv(P)) @ J
@@ -316,7 +316,7 @@ def world_jacobian(model, q, name):
 def center_of_mass(model, q):
     """Centre of mass of the whole model in the world (3,)."""
     out = np.empty(4)
-    _call(_com, model, model._wb_kin, ("q",), (q,), model._zero_v, out)
+    _call(_com, model, model._wb_kin, ("q",), (q,), out)
     return out[:3].copy()
 
 

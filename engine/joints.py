@@ -144,11 +144,11 @@ class Free(Joint):
 
 # ------------------------------------------------------------------------------- compiled parts
 @njit(cache=True, inline="always")
-def joint_calc(code, a1, a2, a3, pitch, q, v, iq, iv, R, p, S, dS, c, tmp):
+def joint_calc(code, a1, a2, a3, pitch, q, v, iq, iv, R, p, S, dS, c, tmp, rates):
     """Relative motion X_J(q) = (R, p), S (6 x nv, child frame, columns 0..nv-1), its time derivative
     dS (non-zero only for the universal joint) and c = dS dq.
     Only the entries a joint uses are written; S and c must be zero elsewhere (set at model build).
-    tmp is 6x6 scratch."""
+    tmp is 6x6 scratch. With rates False, dS and c are not computed and v is not read."""
     if code == REVOLUTE or code == HELICAL:
         _axis_angle_into(a1, q[iq], R)
         h = pitch * q[iq]
@@ -177,6 +177,8 @@ def joint_calc(code, a1, a2, a3, pitch, q, v, iq, iv, R, p, S, dS, c, tmp):
         s2 = R2[0, 2] * a1[0] + R2[1, 2] * a1[1] + R2[2, 2] * a1[2]
         S[0, 0], S[1, 0], S[2, 0] = s0, s1, s2
         S[0, 1], S[1, 1], S[2, 1] = a2[0], a2[1], a2[2]
+        if not rates:
+            return
         # d/dt (R2^T a1) = -(a2 x R2^T a1) dq2
         d2 = v[iv + 1]
         dS[0, 0] = -d2 * (a2[1] * s2 - a2[2] * s1)

@@ -256,6 +256,7 @@ class Model:
         self.name = builder.name
         self.gravity = builder.gravity.copy()
         self._m = m
+        self._mb = m.view(np.uint8)      # the kernels' (writable-typed, never written) byte view
         self._m.setflags(write=False)
         self.nq, self.nv, self.nbodies = iq, iv, n
         self.joints = joints
@@ -285,7 +286,6 @@ class Model:
         self._ws_kin = np.zeros(n, dtype=WS_DTYPE)
         # byte views handed to the kernels (a plain uint8 array crosses into numba faster than a
         # record array; each kernel views it back as records)
-        self._mb = self._m.view(np.uint8)
         for name in ("rnea", "aba", "hd", "crba", "kin"):
             setattr(self, f"_wb_{name}", getattr(self, f"_ws_{name}").view(np.uint8))
         self._jac = None

@@ -490,3 +490,55 @@ def Ad_inv_dual_into(R, p, F, out):
     for k in range(6):
         out[k] = 0.0
     Ad_inv_dual_add(R, p, F, out)
+
+
+@njit(cache=True, inline="always")
+def rigid_inertia_to_parent(R, p, G, out):
+    """out = Ad*_{T^-1} G Ad_{T^-1} for a rigid-body inertia G = [[Ibar, [h]], [-[h], m 1]]
+    (h = m c) of a frame with pose T = (R, p) in the parent: only Ibar and h rotate,
+        Ibar' = R Ibar R^T - [h'][p] - [p][h'] - m [p][p],  h'' = h' + m p,  with h' = R h."""
+    m = G[3, 3]
+    h0 = G[2, 4]
+    h1 = G[0, 5]
+    h2 = G[1, 3]
+    # h' = R h
+    g0 = R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2
+    g1 = R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2
+    g2 = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2
+    p0, p1, p2 = p[0], p[1], p[2]
+    # -[h'][p] - [p][h'] = 2 (h'.p) 1 - h' p^T - p h'^T... expanded: [a][b] = b a^T - (a.b) 1
+    hp = g0 * p0 + g1 * p1 + g2 * p2
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    for r in range(3):
+        x0 = R[r, 0] * G[0, 0] + R[r, 1] * G[1, 0] + R[r, 2] * G[2, 0]
+        x1 = R[r, 0] * G[0, 1] + R[r, 1] * G[1, 1] + R[r, 2] * G[2, 1]
+        x2 = R[r, 0] * G[0, 2] + R[r, 1] * G[1, 2] + R[r, 2] * G[2, 2]
+        for c in range(r, 3):
+            s = x0 * R[c, 0] + x1 * R[c, 1] + x2 * R[c, 2]
+            pr = p0 if r == 0 else (p1 if r == 1 else p2)
+            pc = p0 if c == 0 else (p1 if c == 1 else p2)
+            gr = g0 if r == 0 else (g1 if r == 1 else g2)
+            gc = g0 if c == 0 else (g1 if c == 1 else g2)
+            # -[g][p] - [p][g] = -(p g^T - (g.p) 1) - (g p^T - (p.g) 1);  -m[p][p] = -m (p p^T - pp 1)
+            s += -(pr * gc + gr * pc) - m * pr * pc
+            if r == c:
+                s += 2.0 * hp + m * pp
+            out[r, c] = s
+            out[c, r] = s
+    k0 = g0 + m * p0
+    k1 = g1 + m * p1
+    k2 = g2 + m * p2
+    # top-right [k], bottom-left [k]^T = -[k], bottom-right m 1
+    out[0, 3] = 0.0
+    out[1, 4] = 0.0
+    out[2, 5] = 0.0
+    out[0, 4] = -k2
+    out[0, 5] = k1
+    out[1, 3] = k2
+    out[1, 5] = -k0
+    out[2, 3] = -k1
+    out[2, 4] = k0
+    for r in range(3):
+        for c in range(3):
+            out[3 + c, r] = out[r, 3 + c]
+            out[3 + r, 3 + c] = m if r == c else 0.0

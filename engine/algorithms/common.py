@@ -19,12 +19,15 @@ from ..model import MODEL_DTYPE, WS_DTYPE
 from ..spatial import Ad_inv_into, ad_into
 
 # the model and workspaces cross into the kernels as bytes and are viewed back as records inside
-MODEL_T = types.Array(types.uint8, 1, "C", readonly=True)
+MODEL_T = types.Array(types.uint8, 1, "C")   # the model: never written by a kernel
 WS_T = types.Array(types.uint8, 1, "C")
 VEC_T = types.Array(types.float64, 1, "C")
 MAT_T = types.Array(types.float64, 2, "C")
 BOOL_T = types.Array(types.boolean, 1, "C")
 STATUS = types.int64
+# floating-point contraction (FMA) and reassociation: results change in the last bits only. NaN and
+# Inf semantics are kept (no "nnan"/"ninf"), so the kernels' finiteness checks stay valid.
+FASTMATH = {"contract", "reassoc", "nsz", "arcp"}
 
 OK = 0
 
@@ -41,10 +44,11 @@ def check_vec(x, n, k):
 
 
 @njit(cache=True, inline="always")
-def joint_pose(mb, wb, q, v):
-    """Update body i's joint: T_i = T_placement X_J(q_i) into wb.R, wb.p; S, dS and c = dS dq."""
+def joint_pose(mb, wb, q, v, rates):
+    """Update body i's joint: T_i = T_placement X_J(q_i) into wb.R, wb.p, and S; with rates also
+    dS and c = dS dq (v is not read without rates)."""
     joint_calc(mb.code, mb.a1, mb.a2, mb.a3, mb.pitch, q, v, mb.iq, mb.iv,
-               wb.RJ, wb.pJ, wb.S, wb.dS, wb.c, wb.tmp)
+               wb.RJ, wb.pJ, wb.S, wb.dS, wb.c, wb.tmp, rates)
     RP = mb.R
     RJ = wb.RJ
     pJ = wb.pJ
@@ -59,7 +63,7 @@ def joint_pose(mb, wb, q, v):
 def velocity_pass_body(mb, wb, pb, q, v):
     """First pass of Tables 2-4 for body i:
     V_i = Ad_{T_i^-1} V_lambda(i) + S_i dq_i;  eta_i = ad_{V_i}(S_i dq_i) + dS_i dq_i."""
-    joint_pose(mb, wb, q, v)
+    joint_pose(mb, wb, q, v, True)
     Ad_inv_into(wb.R, wb.p, pb.V, wb.V)
     S = wb.S
     Sv = wb.Sv

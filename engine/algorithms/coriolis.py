@@ -13,13 +13,13 @@ import numpy as np
 from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, velocity_pass_body
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, velocity_pass_body
 from ..spatial import Ad_inv_into, ad_into, mat6_vec
 
 ARR3_T = types.Array(types.float64, 3, "C")
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR3_T, MAT_T), cache=True)
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR3_T, MAT_T), cache=True, fastmath=FASTMATH)
 def coriolis(m_bytes, ws_bytes, q, v, J, Jd, C):
     """Fill C (nv x nv, zero on entry). J and Jd are (n+1, 6, nv) scratch. Status code."""
     m = m_bytes.view(MODEL_DTYPE)

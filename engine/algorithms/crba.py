@@ -14,27 +14,24 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
                      set_identity_pose)
-from ..spatial import congruence_add_blocks
+from ..spatial import rigid_inertia_to_parent
 
 
 @njit(cache=True, inline="always")
-def crba_passes(m, ws, q, v0, M):
+def crba_passes(m, ws, q, M):
     n = m.shape[0] - 1
     set_identity_pose(ws[0])
     for i in range(1, n + 1):
         mb = m[i]
         wb = ws[i]
-        joint_pose(mb, wb, q, v0)
+        joint_pose(mb, wb, q, q, False)
         world_pose_body(wb, ws[mb.parent])
         R = wb.Rw
         p = wb.pw
         Ic = wb.Ih
-        for r in range(6):
-            for c in range(6):
-                Ic[r, c] = 0.0
-        congruence_add_blocks(R, p, mb.I, wb.tmp, Ic)     # I^w_i
+        rigid_inertia_to_parent(R, p, mb.I, Ic)            # I^w_i
         Sw = wb.U                                          # S^w_i = Ad_{T_world_i} S_i
         S = wb.S
         for j in range(mb.nv):
@@ -92,14 +89,17 @@ def crba_passes(m, ws, q, v0, M):
             j = pj.parent
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T), cache=True)
-def crba(m_bytes, ws_bytes, q, v0, M):
-    """Fill M (nv x nv, must be zero where neither body is an ancestor of the other). v0 is a zero
-    vector (joints read dq only for dS). Status code (see common)."""
+@njit(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
+def crba(m_bytes, ws_bytes, q, M):
+    """Fill M (nv x nv; entries where neither body is an ancestor of the other are zeroed here).
+    Status code (see common)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
-    crba_passes(m, ws, q, v0, M)
+    for r in range(M.shape[0]):
+        for c in range(M.shape[1]):
+            M[r, c] = 0.0
+    crba_passes(m, ws, q, M)
     return OK

@@ -11,12 +11,12 @@ import numpy as np
 from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, velocity_pass_body, world_pose_body, set_identity_pose
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, velocity_pass_body, world_pose_body, set_identity_pose
 from ..spatial import mat6_vec
 
 
 @njit(cache=True, inline="always")
-def world_poses(m, ws, q, v0):
+def world_poses(m, ws, q):
     n = m.shape[0] - 1
     w0 = ws[0]
     set_identity_pose(w0)
@@ -24,19 +24,19 @@ def world_poses(m, ws, q, v0):
         mb = m[i]
         wb = ws[i]
         pb = ws[mb.parent]
-        joint_pose(mb, wb, q, v0)
+        joint_pose(mb, wb, q, q, False)
         world_pose_body(wb, pb)
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T), cache=True)
-def forward_kinematics(m_bytes, ws_bytes, q, v0, out):
+@njit(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
+def forward_kinematics(m_bytes, ws_bytes, q, out):
     """out[i] = (R_world_i row-major (9), p_world_i (3)) for i = 0..n."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
-    world_poses(m, ws, q, v0)
+    world_poses(m, ws, q)
     for i in range(m.shape[0]):
         wb = ws[i]
         for r in range(3):
@@ -46,15 +46,15 @@ def forward_kinematics(m_bytes, ws_bytes, q, v0, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T), cache=True)
-def body_jacobian(m_bytes, ws_bytes, q, v0, k, J):
+@njit(STATUS(MODEL_T, WS_T, VEC_T, types.int64, MAT_T), cache=True, fastmath=FASTMATH)
+def body_jacobian(m_bytes, ws_bytes, q, k, J):
     """J (6 x nv, zero on entry): Jacobian of body k's twist in its own frame {k}."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
-    world_poses(m, ws, q, v0)
+    world_poses(m, ws, q)
     Rk = ws[k].Rw
     pk = ws[k].pw
     j = k
@@ -88,15 +88,15 @@ def body_jacobian(m_bytes, ws_bytes, q, v0, k, J):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True)
-def center_of_mass(m_bytes, ws_bytes, q, v0, out):
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+def center_of_mass(m_bytes, ws_bytes, q, out):
     """out = (com_world (3), total mass)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
-    world_poses(m, ws, q, v0)
+    world_poses(m, ws, q)
     tot = 0.0
     c0 = c1 = c2 = 0.0
     for i in range(1, m.shape[0]):
@@ -120,7 +120,7 @@ def center_of_mass(m_bytes, ws_bytes, q, v0, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True)
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def energy(m_bytes, ws_bytes, q, v, out):
     """out = (kinetic, potential): sum 1/2 V_i^T I_i V_i + 1/2 armature_i dq_i^2 (= 1/2 dq^T M dq) and
     -sum m_i g . c_i (g = -dV_0 linear part)."""
@@ -157,7 +157,7 @@ def energy(m_bytes, ws_bytes, q, v, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T), cache=True)
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
 def body_velocities(m_bytes, ws_bytes, q, v, Vout, Tout):
     """Vout[i] = V_i (body twist, frame {i}); Tout[i] = world pose (R row-major, p) for i = 0..n."""
     m = m_bytes.view(MODEL_DTYPE)

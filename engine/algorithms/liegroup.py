@@ -6,11 +6,11 @@ import numpy as np
 from numba import njit
 
 from ..model import MODEL_DTYPE
-from .common import MODEL_T, VEC_T, STATUS, OK, check_vec
+from .common import FASTMATH, MODEL_T, VEC_T, STATUS, OK, check_vec
 from ..joints import joint_integrate, joint_difference
 
 
-@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
+@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def integrate(m_bytes, q, dv, out):
     """out = q (+) dv: each joint moves along its group's exponential (body-frame increments)."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -25,7 +25,7 @@ def integrate(m_bytes, q, dv, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
+@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def difference(m_bytes, q0, q1, out):
     """out = dv with integrate(q0, dv) = q1."""
     m = m_bytes.view(MODEL_DTYPE)

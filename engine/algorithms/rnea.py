@@ -15,7 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, velocity_pass_body
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, velocity_pass_body
 from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec
 
 
@@ -60,7 +60,7 @@ def rnea_passes(m, ws, q, v, a, tau):
             Ad_inv_dual_add(wb.R, wb.p, wb.F, ws[mb.parent].F)
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def rnea(m_bytes, ws_bytes, q, v, a, tau):
     """tau = M(q) ddq + b(q, dq) - sum J^T F_ext. Status code (see common)."""
     m = m_bytes.view(MODEL_DTYPE)
