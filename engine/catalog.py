@@ -76,7 +76,8 @@ _BUILT = {
 
 
 # ------------------------------------------------------------------ example-robot-data
-# name -> (path under the robots directory, wants a floating base)
+# name -> (path under the robots directory, wants a floating base). Left out: romeo (its finger
+# links have no mass: a massless chain end the engine rightly refuses to simulate).
 _ERD_ROBOTS = {
     "a1": ("a1_description/urdf/a1.urdf", True),
     "allegro_left_hand": ("allegro_hand_description/urdf/allegro_left_hand.urdf", False),
@@ -112,7 +113,6 @@ _ERD_ROBOTS = {
     "panda_collision": ("panda_description/urdf/panda_collision.urdf", False),
     "pr2": ("pr2_description/urdf/pr2.urdf", False),
     "quadruped": ("quadruped_description/urdf/quadruped.urdf", True),
-    "romeo": ("romeo_description/urdf/romeo.urdf", True),
     "simple_humanoid": ("simple_humanoid_description/urdf/simple_humanoid.urdf", True),
     "simple_humanoid_classical": ("simple_humanoid_description/urdf/simple_humanoid_classical.urdf", True),
     "so_arm100": ("so_arm_description/urdf/so100.urdf", False),
@@ -274,10 +274,12 @@ def find_model(name_or_path):
                      f"{', '.join(names)}{hint}")
 
 
-def load_model(name_or_path, floating_base=None, package_paths=()):
+def load_model(name_or_path, floating_base=None, package_paths=(), strict=None):
     """Load a model by name (shipped, built in code, example-robot-data) or URDF path.
     floating_base None = the model's own preference (models.json, the robot table); True/False
-    forces it. Sets ``model.description`` (the gallery entry, {} for a bare file)."""
+    forces it. strict None = reject mass properties no rigid body can have, except for the
+    example-robot-data robots (third-party files, several with such inertias: loaded as written,
+    with a URDFWarning). Sets ``model.description`` (the gallery entry, {} for a bare file)."""
     from .urdf import load_urdf
 
     s = os.fspath(name_or_path)
@@ -287,6 +289,7 @@ def load_model(name_or_path, floating_base=None, package_paths=()):
         return build_spinning_top_ball()
     path, fb = find_model(s)
     desc = {}
+    third_party = False
     shipped = _shipped()
     pkg = tuple(package_paths) if not isinstance(package_paths, dict) else package_paths
     by_file = {os.path.abspath(ASSETS_DIR / e["file"]): n for n, e in shipped.items()}
@@ -299,10 +302,12 @@ def load_model(name_or_path, floating_base=None, package_paths=()):
         if key in _ERD_ROBOTS and os.path.abspath(path) != os.path.abspath(s):
             desc = {"name": _erd_key(key), "title": f"{key} (example-robot-data)", "floating_base": fb,
                     "file": os.path.basename(path)}
+            third_party = True
             if not isinstance(pkg, dict):
                 pkg = pkg + _erd_package_paths()
     fb = fb if floating_base is None else bool(floating_base)
-    model = load_urdf(path, floating_base=fb, package_paths=pkg)
+    strict = (not third_party) if strict is None else bool(strict)
+    model = load_urdf(path, floating_base=fb, package_paths=pkg, strict=strict)
     if desc:
         desc["floating_base"] = fb
     model.description = desc

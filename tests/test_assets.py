@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -306,23 +307,38 @@ def test_load_model_by_path_and_floating_override(models):
 ERD = catalog.example_robot_data_dir()
 
 
+ERD_ROBOTS = sorted(catalog._erd_available())
+
+
 @pytest.mark.skipif(ERD is None, reason="example-robot-data is not installed")
-@pytest.mark.parametrize("robot, nv, floating", [("panda", 9, False), ("ur5", 6, False), ("solo12", 18, True)])
-def test_example_robot_data(robot, nv, floating):
-    path, fb = catalog.find_model(robot)
-    assert Path(path).is_file() and fb is floating
-    names = {m["name"]: m for m in catalog.list_models()}
-    assert names[robot]["source"] == "example-robot-data"
-    assert "erd:double_pendulum" in names and names["double_pendulum"]["source"] == "assets"
-    m = catalog.load_model(robot)
-    assert m.nv == nv
+@pytest.mark.parametrize("robot", ERD_ROBOTS)
+def test_example_robot_data(robot):
+    """Every robot the catalog offers loads (meshes found), with Pinocchio's dof count and mass
+    (what is fixed to the ground left out: the engine does not count the fixed root link)."""
+    listed = {m["name"]: m for m in catalog.list_models()}
+    key = robot if robot in listed and listed[robot]["source"] == "example-robot-data" else "erd:" + robot
+    assert listed[key]["source"] == "example-robot-data"
+    path, fb = catalog.find_model(key)
+    assert Path(path).is_file() and fb is listed[key]["floating_base"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = catalog.load_model(key)
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if fb else pin.buildModelFromUrdf(path)
-    assert m.nv == pm.nv
+    unbounded = sum(1 for j in pm.joints if j.nq == 2 and j.nv == 1)  # Pinocchio: (cos, sin)
+    assert (m.nq, m.nv) == (pm.nq - unbounded, pm.nv)
+    moving = m.mass - m._m[0]["mass"]
+    pin_moving = sum(pm.inertias[i].mass for i in range(1, pm.njoints))
+    assert moving == pytest.approx(pin_moving, rel=1e-9, abs=1e-12)
     assert not [s for s in m.visuals if s.kind == "placeholder"], "meshes not found"
+    assert m.description["floating_base"] is fb
 
 
 @pytest.mark.skipif(ERD is None, reason="example-robot-data is not installed")
 def test_example_robot_data_names():
-    for robot, floating in (("talos", True), ("ur10", False), ("anymal", True), ("go1", True)):
+    for robot, floating in (("panda", False), ("ur5", False), ("solo12", True), ("talos", True),
+                            ("anymal", True)):
         path, fb = catalog.find_model(robot)
         assert Path(path).is_file() and fb is floating
+    listed = {m["name"]: m["source"] for m in catalog.list_models()}
+    assert listed["double_pendulum"] == "assets" and listed["erd:double_pendulum"] == "example-robot-data"
+    assert catalog.find_model("erd:double_pendulum")[0].endswith("double_pendulum_description/urdf/double_pendulum.urdf")
