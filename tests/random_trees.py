@@ -212,7 +212,8 @@ def _pick_parent(rng, names):
     return names[rng.integers(len(names))]
 
 
-def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None, planar_normal=None):
+def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None, planar_normal=None,
+                gravity=(0.0, 0.0, -9.81)):
     """Build the same random branching tree in both libraries.
 
     Every tree holds at least one joint of each kind in `kinds` (default: all of ``KINDS``), at least
@@ -224,10 +225,11 @@ def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None, plan
     rng = np.random.default_rng(seed)
     floating = bool(seed % 2) if floating is None else floating
     kinds_required = list(KINDS if kinds is None else kinds)
-    b = engine.ModelBuilder(f"random_{seed}")
+    gravity = np.array(gravity, dtype=float)
+    b = engine.ModelBuilder(f"random_{seed}", gravity=gravity)
     pm = pin.Model()
     pm.name = f"random_{seed}"
-    pm.gravity = pin.Motion(np.array([0.0, 0.0, -9.81]), np.zeros(3))
+    pm.gravity = pin.Motion(gravity, np.zeros(3))
 
     pin_frame = {"world": (0, np.eye(4))}
     candidates = ["world"]        # bodies that can get children

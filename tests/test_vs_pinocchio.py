@@ -12,7 +12,7 @@ import pinocchio as pin
 import pytest
 
 import engine
-from conftest import assert_close
+from conftest import assert_close, cached_pair
 
 TOL = 1e-9
 N_STATES = 3
@@ -115,6 +115,29 @@ def test_energies(pair, rng):
         assert_close(ke, 0.5 * vp @ (np.triu(Mp) + np.triu(Mp, 1).T) @ vp, TOL, "kinetic energy vs 1/2 v^T M v")
         assert_close(engine.potential_energy(pair.model, q), pin.computePotentialEnergy(pm, pd, qp), TOL,
                      "potential energy")
+
+
+@pytest.mark.parametrize("seed", [200, 201, 202])
+def test_other_gravity(seed):
+    """A gravity vector in any direction (ModelBuilder(gravity=...) vs pin.Model.gravity)."""
+    rng = np.random.default_rng(seed)
+    pair = cached_pair(seed, gravity=tuple(rng.normal(size=3) * 5))
+    pm, pd = pair.pmodel, pair.pmodel.createData()
+    for q, v, a in states(pair, rng):
+        qp, vp = pair.q_to_pin(q), pair.v_to_pin(v)
+        assert_close(engine.inverse_dynamics(pair.model, q, v, a),
+                     pair.v_from_pin(pin.rnea(pm, pd, qp, vp, pair.v_to_pin(a))), TOL, "rnea")
+        assert_close(engine.forward_dynamics(pair.model, q, v, a),
+                     pair.v_from_pin(pin.aba(pm, pd, qp, vp, pair.v_to_pin(a))), TOL, "aba")
+        assert_close(engine.gravity_forces(pair.model, q),
+                     pair.v_from_pin(pin.computeGeneralizedGravity(pm, pd, qp)), TOL, "gravity")
+        assert_close(engine.potential_energy(pair.model, q), pin.computePotentialEnergy(pm, pd, qp), TOL,
+                     "potential energy")
+        acc = engine.body_accelerations(pair.model, q, v, a)
+        pin.forwardKinematics(pm, pd, qp, vp, pair.v_to_pin(a))
+        for jname, body in pair.joint_body.items():
+            ref = pd.a[pm.getJointId(jname)]
+            assert_close(acc[body], np.concatenate((ref.angular, ref.linear)), TOL, f"acceleration of {body}")
 
 
 # ------------------------------------------------------------------ kinematics
