@@ -393,8 +393,10 @@ Foot links (*_FOOT) carry sphere collision shapes for contacts.
         "title": "Quadruped (12 dof, floating base)",
         "demonstrates": "A floating-base legged robot: centroidal dynamics, how leg swings move the "
                         "trunk in flight, joint torques of a standing posture (with contacts).",
-        "suggested_modes": "all leg joints acceleration track (hold the standing posture, read the torques), "
-                           "the floating base passive; or all joints passive to see it fall and fold",
+        "suggested_modes": "root_joint acceleration track at zero (the trunk held in the air: its torque "
+                           "readout is the holding wrench) with the legs acceleration track (swing them) or "
+                           "passive; or everything passive with an initial joint velocity: in flight (the "
+                           "engine has no ground contact) the trunk counter-rotates as the legs swing",
         "floating_base": True,
         "initial_q": q0,
         "base_pose": [0.0, 0.0, 0.313, 1.0, 0.0, 0.0, 0.0],
@@ -483,8 +485,9 @@ Viscous damping in every joint. Feet carry box collision shapes.
         "title": "Humanoid (28 dof, floating base)",
         "demonstrates": "A whole-body floating-base system: 34 velocity coordinates, the mass matrix of a "
                         "tree with many branches, centroidal momentum of arm and leg swings in flight.",
-        "suggested_modes": "all joints acceleration track (a posture or a motion; read the torques), "
-                           "base passive; or all passive to see a rag doll",
+        "suggested_modes": "root_joint acceleration track at zero (the pelvis held in the air) with all "
+                           "joints acceleration track (a motion; read the torques) or passive (a rag doll "
+                           "hanging from the pelvis); or everything passive to see it tumble in free fall",
         "floating_base": True,
         "initial_q": q0,
         "base_pose": [0.0, 0.0, 0.975, 1.0, 0.0, 0.0, 0.0],
