@@ -44,7 +44,7 @@ def parse_q0(model, text, q):
 
 def run_simulation(args, out=sys.stdout, err=sys.stderr):
     import engine
-    from engine.catalog import load_model
+    from engine.catalog import load_model, initial_state
     try:
         model = load_model(args.model, floating_base=args.floating_base, package_paths=tuple(args.package_path))
     except (engine.ModelError, OSError) as e:
@@ -53,14 +53,10 @@ def run_simulation(args, out=sys.stdout, err=sys.stderr):
     if not (args.duration > 0 and args.dt > 0):
         print("jointlab simulate: --duration and --dt must be positive", file=err)
         return 2
-    q0 = model.neutral()
-    init = (getattr(model, "description", None) or {}).get("initial_q") or {}
-    for name, val in init.items():
-        if name in model.joint_names and model.joint(name).nq == 1:
-            q0[model.joint(name).idx_q] = float(val)
+    q0, v0 = initial_state(model)
     if args.q0:
         parse_q0(model, args.q0, q0)
-    sim = engine.Simulator(model, dt=args.dt, integrator=args.integrator, q=q0)
+    sim = engine.Simulator(model, dt=args.dt, integrator=args.integrator, q=q0, v=v0)
     n_steps = int(round(args.duration / args.dt))
     nq, nv = model.nq, model.nv
     rows = np.empty((min(n_steps, 20000), 1 + nq + 3 * nv)) if args.csv else None

@@ -20,6 +20,12 @@ from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matr
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
 from .urdf import load_urdf, load_urdf_string
+from .constraints import (PointConstraint, RevoluteConstraint, WeldConstraint, DistanceConstraint,
+                          GearConstraint, PfaffianConstraint, RollingContact, constraint_system,
+                          constraint_residual)
+from .constrained import (constrained_forward_dynamics, constrained_inverse_dynamics,
+                          constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
+                          joint_reaction_wrenches, ConstraintWarning)
 from .simulator import Simulator, INTEGRATORS
 
 __all__ = [
@@ -31,4 +37,8 @@ __all__ = [
     "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
     "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string",
+    "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
+    "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
+    "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
+    "project_constraints", "constraint_wrenches", "joint_reaction_wrenches", "ConstraintWarning",
 ]

@@ -192,6 +192,14 @@ class ModelBuilder:
         self._names.add(name)
         return len(self._bodies)
 
+    def add_constraint(self, constraint):
+        """Add a loop closure or coupling (engine.constraints: PointConstraint, RevoluteConstraint,
+        WeldConstraint, DistanceConstraint, GearConstraint, PfaffianConstraint, RollingContact)."""
+        if any(c.name == constraint.name for c in self.constraints):
+            raise ModelError(f"duplicate constraint name '{constraint.name}'")
+        self.constraints.append(constraint)
+        return constraint
+
     def build(self):
         return Model._from_specs(self)
 
@@ -266,13 +274,14 @@ class Model:
         self.frames = frames
         self._joint_index = {j.name: j for j in joints}
         self._body_index = {name: k for k, name in enumerate(body_frame)}
-        self.constraints = list(builder.constraints)
+        self.constraints = []
         self.visuals = list(builder.visuals)
         self.collisions = list(builder.collisions)
         self.description = dict(builder.description)
         self.source = builder.source
         self._setup_workspaces()
         self._check_mass()
+        self.constraints = [c.bind(self) for c in builder.constraints]
         return self
 
     def _setup_workspaces(self):
@@ -357,6 +366,12 @@ class Model:
             elif j.kind == "free":
                 q[j.idx_q + 3] = 1.0
         return q
+
+    def constraint(self, name):
+        for c in self.constraints:
+            if c.name == name:
+                return c
+        raise KeyError(f"no constraint named '{name}' in model '{self.name}'")
 
     @property
     def mass(self):

@@ -12,6 +12,11 @@ viscous damping acts as a passive torque -d v. Inputs (tau for torque joints, a 
 joints) are held over a step (zero-order hold) and may change at every step, set directly or
 returned by ``controller(t, q, v)``. A state that becomes NaN, Inf or larger than 1e10 raises
 ``SimulationDiverged`` carrying the last good state, which the simulator keeps.
+
+Closed loops: the model's enabled constraints are honoured with Lagrange multipliers (``lam``),
+Baumgarte stabilisation (critically damped, time constant ``baumgarte_time``, default 10 dt,
+clamped to >= 2 dt; ``stabilization = "none"`` turns it off), projection of the initial state onto
+the constraints, and optional projection after every step (``project_every_step``).
 """
 from __future__ import annotations
 
@@ -19,6 +24,9 @@ import numpy as np
 from numba import njit
 
 from .api import forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy
+from .constrained import (constrained_forward_dynamics, constrained_hybrid_dynamics, project_constraints,
+                          baumgarte_gains)
+from .constraints import active_constraints, constraint_residual
 from .algorithms.common import MODEL_T, VEC_T
 from .errors import InputError, SimulationDiverged
 from .joints import SPHERICAL, FREE, PLANAR
@@ -110,6 +118,9 @@ class Simulator:
         self.f_ext = None
         self._damping = model.damping
         self._has_damping = bool(np.any(self._damping))
+        self.stabilization = "baumgarte"
+        self.baumgarte_time = None
+        self.project_every_step = False
         self._q0 = model.neutral() if q is None else self._vec(q, model.nq, "q")
         self._v0 = np.zeros(nv) if v is None else self._vec(v, nv, "v")
         self.reset()
@@ -125,10 +136,14 @@ class Simulator:
         return a
 
     def reset(self):
-        """Back to the initial state (the one given at construction or by set_initial_state)."""
+        """Back to the initial state (the one given at construction or by set_initial_state),
+        projected onto the enabled constraints."""
         self.t = 0.0
         self.q = self._q0.copy()
         self.v = self._v0.copy()
+        if active_constraints(self.model):
+            self.q, self.v = project_constraints(self.model, self.q, self.v)
+        self.lam = np.zeros(0)
         self.a = np.zeros(self.model.nv)
         self.tau = np.zeros(self.model.nv)
         self.steps = 0
@@ -155,21 +170,47 @@ class Simulator:
     def mode(self, joint_name):
         return "acceleration" if self.prescribed[self.model.v_slice(joint_name)].all() else "torque"
 
+    def project(self):
+        """Move the current state onto the enabled constraints (positions and velocities)."""
+        self.q, self.v = project_constraints(self.model, self.q, self.v)
+
+    def constraint_residual(self):
+        """|f(q)| of the enabled holonomic constraints (the drift meter)."""
+        return constraint_residual(self.model, self.q)
+
+    def baumgarte(self):
+        """(alpha, beta) in use, or None."""
+        if self.stabilization != "baumgarte":
+            return None
+        T = 10.0 * self.dt if self.baumgarte_time is None else self.baumgarte_time
+        return baumgarte_gains(T, self.dt)
+
     def energy(self):
         """(kinetic, potential) of the current state."""
         return kinetic_energy(self.model, self.q, self.v), potential_energy(self.model, self.q)
 
     # ------------------------------------------------------------------ dynamics
     def _accel(self, q, v, a_cmd, tau_cmd):
-        """(a, tau): hybrid dynamics with damping as a passive torque."""
+        """(a, tau, lambda): hybrid dynamics (constrained when loops are enabled) with damping as a
+        passive torque."""
         model = self.model
         tau_in = tau_cmd - self._damping * v if self._has_damping else tau_cmd
-        if not self.prescribed.any():
-            return forward_dynamics(model, q, v, tau_in, self.f_ext), tau_cmd
-        a, tau = hybrid_dynamics(model, q, v, self.prescribed, a_cmd, tau_in, self.f_ext)
+        lam = self.lam
+        if active_constraints(model):
+            gains = self.baumgarte()
+            if not self.prescribed.any():
+                a, lam = constrained_forward_dynamics(model, q, v, tau_in, self.f_ext, gains)
+                tau = tau_cmd
+            else:
+                a, tau, lam = constrained_hybrid_dynamics(model, q, v, self.prescribed, a_cmd, tau_in,
+                                                          self.f_ext, gains)
+        elif not self.prescribed.any():
+            return forward_dynamics(model, q, v, tau_in, self.f_ext), tau_cmd, lam
+        else:
+            a, tau = hybrid_dynamics(model, q, v, self.prescribed, a_cmd, tau_in, self.f_ext)
         if self._has_damping:
             tau = np.where(self.prescribed, tau + self._damping * v, tau_cmd)
-        return a, tau
+        return a, tau, lam
 
     def _inputs(self):
         if self.controller is not None:
@@ -191,7 +232,7 @@ class Simulator:
         model, h = self.model, self.dt
         q, v = self.q, self.v
         a_cmd, tau_cmd = self._inputs()
-        a1, tau1 = self._accel(q, v, a_cmd, tau_cmd)
+        a1, tau1, lam1 = self._accel(q, v, a_cmd, tau_cmd)
         if self.integrator == "euler":
             q_new = integrate(model, q, h * v)
             v_new = v + h * a1
@@ -202,25 +243,27 @@ class Simulator:
             d1 = v
             xi = 0.5 * h * d1
             v2 = v + 0.5 * h * a1
-            a2, _ = self._accel(integrate(model, q, xi), v2, a_cmd, tau_cmd)
+            a2, _, _ = self._accel(integrate(model, q, xi), v2, a_cmd, tau_cmd)
             d2 = np.empty_like(v)
             dexp_inv(model._mb, xi, v2, d2)
             xi = 0.5 * h * d2
             v3 = v + 0.5 * h * a2
-            a3, _ = self._accel(integrate(model, q, xi), v3, a_cmd, tau_cmd)
+            a3, _, _ = self._accel(integrate(model, q, xi), v3, a_cmd, tau_cmd)
             d3 = np.empty_like(v)
             dexp_inv(model._mb, xi, v3, d3)
             xi = h * d3
             v4 = v + h * a3
-            a4, _ = self._accel(integrate(model, q, xi), v4, a_cmd, tau_cmd)
+            a4, _, _ = self._accel(integrate(model, q, xi), v4, a_cmd, tau_cmd)
             d4 = np.empty_like(v)
             dexp_inv(model._mb, xi, v4, d4)
             q_new = integrate(model, q, (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4))
             v_new = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         self._check(q_new, v_new, a1)
+        if self.project_every_step and active_constraints(model):
+            q_new, v_new = project_constraints(model, q_new, v_new)
         self.t_prev, self.q_prev, self.v_prev = self.t, q, v
         self.q, self.v = q_new, v_new
-        self.a, self.tau = a1, tau1
+        self.a, self.tau, self.lam = a1, tau1, lam1
         self.t += h
         self.steps += 1
 

@@ -12,7 +12,7 @@ from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, velocity_pass_body, world_pose_body, set_identity_pose
-from ..spatial import mat6_vec
+from ..spatial import mat6_vec, Ad_inv_into
 
 
 @njit(cache=True, inline="always")
@@ -179,6 +179,42 @@ def body_velocities(m_bytes, ws_bytes, q, v, Vout, Tout):
         wb = ws[i]
         for r in range(6):
             Vout[i, r] = wb.V[r]
+        for r in range(3):
+            for c in range(3):
+                Tout[i, 3 * r + c] = wb.Rw[r, c]
+            Tout[i, 9 + r] = wb.pw[r]
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
+def body_bias(m_bytes, ws_bytes, q, v, Tout, Vout, Aout):
+    """For i = 0..n: Tout[i] world pose (R row-major, p), Vout[i] body twist V_i, Aout[i] the body
+    acceleration dV_i the velocities alone produce (ddq = 0, no gravity): Table 2's forward pass."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
+    st = check_vec(q, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(v, m[0].nv, 2)
+    if st != OK:
+        return st
+    w0 = ws[0]
+    set_identity_pose(w0)
+    for r in range(6):
+        w0.dV[r] = 0.0
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        wb = ws[i]
+        pb = ws[mb.parent]
+        velocity_pass_body(mb, wb, pb, q, v)
+        world_pose_body(wb, pb)
+        Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)
+        for r in range(6):
+            wb.dV[r] += wb.eta[r]
+    for i in range(m.shape[0]):
+        wb = ws[i]
+        for r in range(6):
+            Vout[i, r] = wb.V[r]
+            Aout[i, r] = wb.dV[r]
         for r in range(3):
             for c in range(3):
                 Tout[i, 3 * r + c] = wb.Rw[r, c]

@@ -1,0 +1,399 @@
+"""Loop closures and other constraints (Kim 2012, Section 3; algorithms.md "Constrained systems").
+
+Cutting every closed loop leaves a tree; each cut becomes a constraint f(q) = 0 with Jacobian A
+(rows x nv, in the tangent space of q), so A dq = 0 and A ddq + dA dq = 0. Nonholonomic (Pfaffian)
+constraints give A(q) dq = 0 directly (their f is NaN). A constraint evaluates, for the current
+(q, dq), its residual f, its rows of A and its bias dA dq, from the world-frame kinematics of the
+frames it joins.
+
+Conventions: rows are expressed in the world frame. For a closure between frame a (on body a) and
+frame b (on body b, or the ground), A dq is the velocity of a relative to b, so the generalized
+force A^T lambda applies lambda (world force / moment) to a at its frame origin and -lambda to b.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ModelError, InputError
+from .spatial import se3_inv, so3_log, pose
+
+
+# ------------------------------------------------------------------------------- frame kinematics
+def _cross(a, b):
+    """a x b for 3-vectors (numpy.cross is slow on small arrays)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _skew(a):
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+class FrameState:
+    """World-frame kinematics of a frame rigidly attached to a body, for one (q, dq):
+    pose (R, p), angular velocity w and origin velocity vel, their bias accelerations (ddq = 0)
+    alpha and acc, and the Jacobians Jw, Jv (3 x nv) with w = Jw dq, vel = Jv dq."""
+    __slots__ = ("R", "p", "w", "vel", "alpha", "acc", "Jw", "Jv")
+
+
+class Kinematics:
+    """Poses, twists and bias accelerations of every body for one (q, dq); Jacobians on demand."""
+
+    def __init__(self, model, q, v):
+        from .algorithms.kinematics import body_bias
+        from .api import _call
+        self.model = model
+        self.q = np.ascontiguousarray(q, dtype=float)
+        self.v = np.ascontiguousarray(v, dtype=float)
+        n = model.nbodies + 1
+        self.T = np.empty((n, 12))
+        self.V = np.empty((n, 6))
+        self.dV = np.empty((n, 6))
+        _call(body_bias, model, model._wb_kin, ("q", "v"), (self.q, self.v), self.T, self.V, self.dV)
+        self._J = {}
+
+    def body_jacobian(self, k):
+        J = self._J.get(k)
+        if J is None:
+            from .algorithms.kinematics import body_jacobian
+            J = np.zeros((6, self.model.nv))
+            if k > 0:
+                body_jacobian(self.model._mb, self.model._wb_kin, self.q, k, J)
+            self._J[k] = J
+        return J
+
+    def frame(self, body, P):
+        """FrameState of the frame with placement P (4x4) in body `body` (0 = ground)."""
+        s = FrameState()
+        Rk = self.T[body, :9].reshape(3, 3)
+        pk = self.T[body, 9:]
+        c = P[:3, 3]
+        w, u = self.V[body, :3], self.V[body, 3:]
+        dw, du = self.dV[body, :3], self.dV[body, 3:]
+        s.R = Rk @ P[:3, :3]
+        s.p = pk + Rk @ c
+        vc = u + _cross(w, c)
+        s.w = Rk @ w
+        s.vel = Rk @ vc
+        s.alpha = Rk @ dw
+        s.acc = Rk @ (du + _cross(dw, c) + _cross(w, vc))
+        J = self.body_jacobian(body)
+        s.Jw = Rk @ J[:3]
+        s.Jv = Rk @ (J[3:] - _skew(c) @ J[:3])   # v + w x c  ->  Jv - [c] Jw
+        return s
+
+
+# ------------------------------------------------------------------------------- constraint kinds
+class Constraint:
+    """Base class. Subclasses set `rows` and implement `evaluate(kin) -> (f, A, bias)`."""
+    kind = "constraint"
+    rows = 0
+    holonomic = True
+
+    def __init__(self, name):
+        self.name = name
+        self.enabled = True
+
+    def bind(self, model):
+        """Resolve link and joint names against the model (called when the model is built)."""
+        return self
+
+    def _frame_of(self, model, link, placement, what):
+        if link is None or link == model.ground_name or link == "world":
+            return 0, np.array(placement, dtype=float)
+        f = model.frames.get(link)
+        if f is None:
+            raise ModelError(f"constraint '{self.name}': {what} names unknown link '{link}'")
+        return f.body, f.placement @ np.array(placement, dtype=float)
+
+    def __repr__(self):
+        return f"{type(self).__name__}('{self.name}', rows={self.rows})"
+
+
+def _placement(xyz=None, R=None, T=None):
+    if T is not None:
+        T = np.array(T, dtype=float)
+        if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+            raise ModelError("constraint frame: expected a finite 4x4 pose")
+        return T
+    return pose(R, None if xyz is None else np.asarray(xyz, dtype=float))
+
+
+class _TwoFrames(Constraint):
+    def __init__(self, name, link_a, link_b=None, frame_a=None, frame_b=None, point_a=None, point_b=None):
+        super().__init__(name)
+        self.link_a, self.link_b = link_a, link_b
+        self.frame_a = _placement(point_a, T=frame_a)
+        self.frame_b = _placement(point_b, T=frame_b)
+
+    def bind(self, model):
+        self.body_a, self.P_a = self._frame_of(model, self.link_a, self.frame_a, "frame a")
+        self.body_b, self.P_b = self._frame_of(model, self.link_b, self.frame_b, "frame b")
+        if self.body_a == self.body_b:
+            raise ModelError(f"constraint '{self.name}': both frames are on the same rigid body")
+        return self
+
+    def frames(self, kin):
+        return kin.frame(self.body_a, self.P_a), kin.frame(self.body_b, self.P_b)
+
+
+class PointConstraint(_TwoFrames):
+    """Ball closure: the origins of frame a and frame b coincide (3 rows). With `directions`
+    (k x 3 world directions, e.g. the two axes of a plane) only those components are constrained:
+    the planar closure of a planar linkage uses the two in-plane directions."""
+    kind = "point"
+
+    def __init__(self, name, link_a, link_b=None, frame_a=None, frame_b=None, point_a=None, point_b=None,
+                 directions=None):
+        super().__init__(name, link_a, link_b, frame_a, frame_b, point_a, point_b)
+        if directions is None:
+            self.D = np.eye(3)
+        else:
+            D = np.atleast_2d(np.array(directions, dtype=float))
+            if D.shape[1] != 3 or not np.all(np.isfinite(D)) or np.any(np.linalg.norm(D, axis=1) < 1e-12):
+                raise ModelError(f"constraint '{name}': directions must be non-zero 3-vectors")
+            self.D = D / np.linalg.norm(D, axis=1)[:, None]
+        self.rows = self.D.shape[0]
+
+    def evaluate(self, kin):
+        a, b = self.frames(kin)
+        f = self.D @ (a.p - b.p)
+        A = self.D @ (a.Jv - b.Jv)
+        bias = self.D @ (a.acc - b.acc)
+        return f, A, bias
+
+    def wrench(self, kin, lam):
+        a, _ = self.frames(kin)
+        return a.p, self.D.T @ lam, np.zeros(3)
+
+
+class RevoluteConstraint(_TwoFrames):
+    """Revolute closure: frame origins coincide and the z axes of both frames stay aligned: 5 rows
+    (3 position, 2 orientation: the components of b's x and y axes along a's z axis vanish)."""
+    kind = "revolute"
+    rows = 5
+
+    def evaluate(self, kin):
+        a, b = self.frames(kin)
+        f = np.empty(5)
+        A = np.empty((5, kin.model.nv))
+        bias = np.empty(5)
+        f[:3] = a.p - b.p
+        A[:3] = a.Jv - b.Jv
+        bias[:3] = a.acc - b.acc
+        z = a.R[:, 2]
+        dz = _cross(a.w, z)
+        dw = a.w - b.w
+        for k in range(2):
+            x = b.R[:, k]
+            n = _cross(z, x)
+            dn = _cross(dz, x) + _cross(z, _cross(b.w, x))
+            f[3 + k] = z @ x
+            A[3 + k] = n @ (a.Jw - b.Jw)
+            bias[3 + k] = n @ (a.alpha - b.alpha) + dn @ dw
+        return f, A, bias
+
+    def wrench(self, kin, lam):
+        a, b = self.frames(kin)
+        z = a.R[:, 2]
+        moment = lam[3] * _cross(z, b.R[:, 0]) + lam[4] * _cross(z, b.R[:, 1])
+        return a.p, lam[:3].copy(), moment
+
+
+class WeldConstraint(_TwoFrames):
+    """Weld: frame a and frame b coincide (6 rows: 3 position, 3 orientation). The orientation
+    residual is the rotation vector from b to a in the world frame."""
+    kind = "weld"
+    rows = 6
+
+    def evaluate(self, kin):
+        a, b = self.frames(kin)
+        f = np.empty(6)
+        f[:3] = a.p - b.p
+        f[3:] = b.R @ so3_log(b.R.T @ a.R)
+        A = np.vstack((a.Jv - b.Jv, a.Jw - b.Jw))
+        bias = np.concatenate((a.acc - b.acc, a.alpha - b.alpha))
+        return f, A, bias
+
+    def wrench(self, kin, lam):
+        a, _ = self.frames(kin)
+        return a.p, lam[:3].copy(), lam[3:].copy()
+
+
+class DistanceConstraint(_TwoFrames):
+    """The distance between the frame origins stays `length` (1 row): a massless rod with ball ends."""
+    kind = "distance"
+    rows = 1
+
+    def __init__(self, name, link_a, link_b=None, length=1.0, frame_a=None, frame_b=None, point_a=None,
+                 point_b=None):
+        super().__init__(name, link_a, link_b, frame_a, frame_b, point_a, point_b)
+        self.length = float(length)
+        if not (np.isfinite(self.length) and self.length > 0):
+            raise ModelError(f"constraint '{name}': length must be positive, got {length!r}")
+
+    def evaluate(self, kin):
+        a, b = self.frames(kin)
+        d = a.p - b.p
+        L = np.linalg.norm(d)
+        if L < 1e-12:
+            raise InputError(f"constraint '{self.name}': the two points coincide; the distance direction is undefined")
+        e = d / L
+        dd = a.vel - b.vel
+        f = np.array([L - self.length])
+        A = (e @ (a.Jv - b.Jv))[None, :]
+        bias = np.array([e @ (a.acc - b.acc) + (dd @ dd - (e @ dd) ** 2) / L])
+        return f, A, bias
+
+    def wrench(self, kin, lam):
+        a, b = self.frames(kin)
+        d = a.p - b.p
+        return a.p, lam[0] * d / np.linalg.norm(d), np.zeros(3)
+
+
+class GearConstraint(Constraint):
+    """Joint coupling q_j = ratio * q_i + offset between two 1-dof joints (a gear or belt)."""
+    kind = "gear"
+    rows = 1
+
+    def __init__(self, name, joint_i, joint_j, ratio=1.0, offset=0.0):
+        super().__init__(name)
+        self.joint_i, self.joint_j = joint_i, joint_j
+        self.ratio, self.offset = float(ratio), float(offset)
+
+    def bind(self, model):
+        for jn in (self.joint_i, self.joint_j):
+            if jn not in model.joint_names:
+                raise ModelError(f"constraint '{self.name}': unknown joint '{jn}'")
+            if model.joint(jn).nv != 1:
+                raise ModelError(f"constraint '{self.name}': joint '{jn}' is not a 1-dof joint")
+        self.iq = model.joint(self.joint_i).idx_q, model.joint(self.joint_j).idx_q
+        self.iv = model.joint(self.joint_i).idx_v, model.joint(self.joint_j).idx_v
+        return self
+
+    def evaluate(self, kin):
+        q = kin.q
+        A = np.zeros((1, kin.model.nv))
+        A[0, self.iv[1]] = 1.0
+        A[0, self.iv[0]] -= self.ratio
+        f = np.array([q[self.iq[1]] - self.ratio * q[self.iq[0]] - self.offset])
+        return f, A, np.zeros(1)
+
+    def wrench(self, kin, lam):
+        return None
+
+
+class PfaffianConstraint(Constraint):
+    """A user constraint A(q) dq = 0 (nonholonomic in general). `jacobian(model, q) -> A (rows x nv)`;
+    `bias(model, q, v) -> dA dq` is optional: without it, dA dq is the central difference of A(q)
+    along dq in the tangent space."""
+    kind = "pfaffian"
+    holonomic = False
+
+    def __init__(self, name, rows, jacobian, bias=None):
+        super().__init__(name)
+        self.rows = int(rows)
+        self._jac = jacobian
+        self._bias = bias
+
+    def evaluate(self, kin):
+        from .api import integrate
+        model, q, v = kin.model, kin.q, kin.v
+        A = np.asarray(self._jac(model, q), dtype=float).reshape(self.rows, model.nv)
+        if self._bias is not None:
+            bias = np.asarray(self._bias(model, q, v), dtype=float).reshape(self.rows)
+        else:
+            h = 1e-6 / max(1.0, float(np.linalg.norm(v)))
+            Ap = np.asarray(self._jac(model, integrate(model, q, h * v)), dtype=float)
+            Am = np.asarray(self._jac(model, integrate(model, q, -h * v)), dtype=float)
+            bias = ((Ap - Am) / (2 * h)) @ v
+        return np.full(self.rows, np.nan), A, bias
+
+    def wrench(self, kin, lam):
+        return None
+
+
+class RollingContact(Constraint):
+    """A disk of `radius` rolling without slipping on the horizontal ground z = `ground`: the
+    material point of the rim touching the ground has zero velocity (3 rows). The vertical row is
+    holonomic (the contact point stays on the ground); the two tangential rows are nonholonomic.
+    `axis` is the disk's symmetry axis in the link frame, `center` its centre."""
+    kind = "rolling"
+    rows = 3
+    holonomic = False
+
+    def __init__(self, name, link, radius, axis=(0.0, 1.0, 0.0), center=(0.0, 0.0, 0.0), ground=0.0):
+        super().__init__(name)
+        self.link = link
+        self.radius = float(radius)
+        self.axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+        self.center = np.asarray(center, dtype=float)
+        self.ground = float(ground)
+
+    def bind(self, model):
+        self.body, self.P = self._frame_of(model, self.link, pose(p=self.center), "link")
+        if self.body == 0:
+            raise ModelError(f"constraint '{self.name}': the disk must be a moving body")
+        return self
+
+    def _contact(self, c):
+        n = c.R @ self.axis
+        up = np.array([0.0, 0.0, 1.0])
+        t = up - (up @ n) * n
+        tn = np.linalg.norm(t)
+        if tn < 1e-9:
+            raise InputError(f"constraint '{self.name}': the disk lies flat; the contact point is undefined")
+        u = t / tn
+        return n, t, tn, u
+
+    def evaluate(self, kin):
+        c = kin.frame(self.body, self.P)
+        n, t, tn, u = self._contact(c)
+        rho = -self.radius * u                      # centre -> contact point (world)
+        A = c.Jv - _skew(rho) @ c.Jw           # v_center + w x rho
+        dn = _cross(c.w, n)
+        up = np.array([0.0, 0.0, 1.0])
+        dt_ = -(up @ dn) * n - (up @ n) * dn
+        du = (dt_ - u * (u @ dt_)) / tn
+        drho = -self.radius * du
+        bias = c.acc + _cross(c.alpha, rho) + _cross(c.w, drho)
+        f = np.array([np.nan, np.nan, c.p[2] + rho[2] - self.ground])
+        return f, A, bias
+
+    def wrench(self, kin, lam):
+        c = kin.frame(self.body, self.P)
+        _, _, _, u = self._contact(c)
+        return c.p - self.radius * u, lam.copy(), np.zeros(3)
+
+
+CONSTRAINT_KINDS = {"point": PointConstraint, "revolute": RevoluteConstraint, "weld": WeldConstraint,
+                    "distance": DistanceConstraint, "gear": GearConstraint, "rolling": RollingContact}
+
+
+# ------------------------------------------------------------------------------- assembly
+def active_constraints(model, constraints=None):
+    cs = model.constraints if constraints is None else constraints
+    return [c for c in cs if c.enabled]
+
+
+def constraint_system(model, q, v, constraints=None, kin=None):
+    """(f, A, bias) of the active constraints stacked: f (m; NaN on nonholonomic rows), A (m x nv)
+    and bias = dA dq (m), all in world components. Also returns the Kinematics used."""
+    cs = active_constraints(model, constraints)
+    kin = Kinematics(model, q, v) if kin is None else kin
+    m = sum(c.rows for c in cs)
+    f = np.empty(m)
+    A = np.empty((m, model.nv))
+    bias = np.empty(m)
+    r = 0
+    for c in cs:
+        fc, Ac, bc = c.evaluate(kin)
+        f[r:r + c.rows], A[r:r + c.rows], bias[r:r + c.rows] = fc, Ac, bc
+        r += c.rows
+    return f, A, bias, kin
+
+
+def constraint_residual(model, q, constraints=None):
+    """|f(q)| over the holonomic rows of the active constraints (the drift meter)."""
+    f, _, _, _ = constraint_system(model, q, np.zeros(model.nv), constraints)
+    f = f[np.isfinite(f)]
+    return float(np.linalg.norm(f)) if f.size else 0.0
