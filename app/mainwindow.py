@@ -14,6 +14,7 @@ import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
 from .gallery import Gallery
+from .inputs import JointInput
 from .jointpanel import JointPanel
 from .plots import PlotPanel
 from .scene import Scene
@@ -23,6 +24,8 @@ SPEEDS = [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0]
 STEPS = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
 DEFAULT_MODEL = "double_pendulum"
 MAX_RECENT = 8
+PLOT_PERIOD = 1 / 15      # plots redraw at ~15 Hz (every sample is kept; only drawing is paced)
+PANEL_PERIOD = 1 / 8      # joint readouts at ~8 Hz
 
 
 def _speed_text(s):
@@ -44,6 +47,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.messages = []          # every error/notice shown (for the user's log and the tests)
         self._last_serial = -1
         self._frame_count = 0
+        self._panel_time = self._plot_time = 0.0
         self._loading = None
         self.first_model_time = None
         self.settings = QtCore.QSettings("JointLab", "jointlab")
@@ -65,7 +69,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_view(self):
         central = QtWidgets.QWidget()
         lay = QtWidgets.QStackedLayout(central)
-        lay.setStackingMode(QtWidgets.QStackedLayout.StackingMode.StackAll)
+        self.stack = lay
         self.view = View3D()
         self.view.is_running = lambda: self.worker is not None and self.worker.snapshot().running
         self.view.dragStarted.connect(self._drag_started)
@@ -83,7 +87,7 @@ class MainWindow(QtWidgets.QMainWindow):
         pl.addWidget(self.progress_bar, 0, QtCore.Qt.AlignmentFlag.AlignCenter)
         pl.addStretch(1)
         lay.addWidget(self.progress)
-        lay.addWidget(self.view)
+        lay.addWidget(self.view.widget)
         self.setCentralWidget(central)
         self.status = self.statusBar()
 
@@ -215,8 +219,11 @@ class MainWindow(QtWidgets.QMainWindow):
         except Exception as exc:     # the gallery is a convenience: File > Open still works
             self._notice(f"model gallery unavailable: {exc}")
 
+    def _show_view(self, on):
+        self.stack.setCurrentWidget(self.view.widget if on else self.progress)
+
     def show_progress(self, text, done=None, total=None):
-        self.progress.setVisible(True)
+        self._show_view(False)
         self.progress_label.setText(text)
         if total:
             self.progress_bar.setRange(0, total)
@@ -254,7 +261,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _load_failed(self, src, message):
         self._loading = None
         keep = f"The current model ({self.model.name}) keeps running." if self.model is not None else ""
-        self.progress.setVisible(self.model is None)
+        self._show_view(self.model is not None)
         if self.model is None:
             self.progress_label.setText(f"Could not load {src}. Open a model from the gallery or File > Open.")
             self.progress_bar.setRange(0, 1)
@@ -275,10 +282,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.scene.set_model(model, q0)
         self.view.reset_camera()
         self.joints.set_model(model, scales)
+        held = ""
+        if model.nbodies > 1 and model.joints and model.joints[0].kind == "free":
+            # no ground contact in the engine: an articulated floating base would fall out of view;
+            # start with it held (acceleration prescribed, hold still), as models.json suggests
+            root = model.joints[0].name
+            self.joints.set_input(root, JointInput("acceleration", "hold"))
+            held = f"; the floating base '{root}' is held (set it to torque / zero to let it fall)"
         defaults = [f"q:{j.name}" for j in model.joints if j.nq == 1][:2] + ["energy:total"]
         self.plots.set_model(model, self.worker.layout, defaults)
         self.worker.start()
-        self.progress.setVisible(False)
+        self._show_view(True)
         self._loading = None
         title = (model.description or {}).get("title") or model.name
         self.setWindowTitle(f"JointLab — {title}")
@@ -286,7 +300,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if os.path.isfile(src):
             self._add_recent(os.path.abspath(src))
         self.status.showMessage(f"Loaded {title}: {model.nbodies} bodies, {model.nv} velocity coordinates, "
-                                f"{model.mass:.3g} kg", 8000)
+                                f"{model.mass:.3g} kg{held}", 12000)
         if self.first_model_time is None:
             self.first_model_time = time.perf_counter()
 
@@ -347,25 +361,32 @@ class MainWindow(QtWidgets.QMainWindow):
                 wrenches = self.e.joint_wrenches(self.scene.model, snap.q, snap.v, snap.a)
             self.scene.update(snap, wrenches)
             self._labels(snap)
-        if self._frame_count % 6 == 0:
+        now = time.perf_counter()
+        if now - self._panel_time > PANEL_PERIOD:
+            self._panel_time = now
             self.joints.show_state(snap, snap.running)
-        if self._frame_count % 2 == 0:
+        if now - self._plot_time > PLOT_PERIOD:
+            self._plot_time = now
             self.plots.refresh()
+
+    def _style(self, label, css):
+        if label.styleSheet() != css:
+            label.setStyleSheet(css)
 
     def _labels(self, snap):
         self.time_label.setText(f"t = {snap.t:8.3f} s")
         self.act_run.setText("Pause" if snap.running else "Run")
         if not snap.running:
             self.rtf_label.setText("paused")
-            self.rtf_label.setStyleSheet("color: #555;")
+            self._style(self.rtf_label, "color: #555;")
         elif np.isnan(snap.rtf):
             self.rtf_label.setText("")
         elif snap.behind:
             self.rtf_label.setText(f"RTF {snap.rtf:.2f} (asked {_speed_text(snap.speed)}): physics slower than real time")
-            self.rtf_label.setStyleSheet("color: #c60; font-weight: bold;")
+            self._style(self.rtf_label, "color: #c60; font-weight: bold;")
         else:
             self.rtf_label.setText(f"RTF {snap.rtf:.2f} ({_speed_text(snap.speed)})")
-            self.rtf_label.setStyleSheet("color: #262;")
+            self._style(self.rtf_label, "color: #262;")
 
     # ------------------------------------------------------------------ messages
     def _notice(self, msg):
@@ -421,6 +442,13 @@ class MainWindow(QtWidgets.QMainWindow):
     def save_screenshot(self, path):
         """PNG of the whole window (3D view included)."""
         img = self.grab().toImage()
+        if self.view.widget.isVisible() and self.view.isExposed():
+            gl_img = self.view.grabFramebuffer()
+            top_left = self.view.widget.mapTo(self, QtCore.QPoint(0, 0))
+            painter = QtGui.QPainter(img)
+            target = QtCore.QRectF(top_left.x(), top_left.y(), self.view.widget.width(), self.view.widget.height())
+            painter.drawImage(target, gl_img)
+            painter.end()
         if not img.save(path, "PNG"):
             raise OSError(f"could not write {path}")
         return img

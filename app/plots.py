@@ -9,7 +9,7 @@ from PyQt6 import QtCore, QtWidgets
 
 from .recorder import Recorder
 
-MAX_POINTS = 1500    # per curve on screen (pairs of min/max)
+MAX_POINTS = 500     # buckets per curve on screen (each a min/max pair)
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f", "#393b79", "#ad494a", "#637939", "#e6550d", "#3182bd", "#31a354"]
 
@@ -23,8 +23,8 @@ def decimate(t, y, max_points=MAX_POINTS):
     m = n // k
     tt = t[:m * k].reshape(m, k)
     yy = y[:m * k].reshape(m, k)
-    lo = np.nanmin(yy, axis=1) if np.isnan(yy).any() else yy.min(axis=1)
-    hi = np.nanmax(yy, axis=1) if np.isnan(yy).any() else yy.max(axis=1)
+    lo = np.fmin.reduce(yy, axis=1)    # ignores NaN unless the whole bucket is NaN
+    hi = np.fmax.reduce(yy, axis=1)
     t2 = np.repeat(tt[:, 0], 2)
     t2[1::2] = tt[:, -1]
     y2 = np.empty(2 * m)
@@ -93,10 +93,16 @@ class PlotPanel(QtWidgets.QWidget):
         right.addLayout(bar)
         self.plot = pg.PlotWidget(background="w")
         self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.plot.setLabel("bottom", "t", units="s")
+        self.plot.setLabel("bottom", "time before the newest sample", units="s")
         self.plot.setClipToView(True)
+        # repaint only what changed (pyqtgraph's default repaints the whole view, axes included)
+        self.plot.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         self.legend = self.plot.addLegend(offset=(5, 5), labelTextColor="k")
         self.plot.getPlotItem().setMouseEnabled(x=True, y=True)
+        self.plot.enableAutoRange(False)
+        self._yrange = None
+        self._xrange = None
+        self.t_end = None
         right.addWidget(self.plot, 1)
         lay.addLayout(right, 1)
 
@@ -195,7 +201,7 @@ class PlotPanel(QtWidgets.QWidget):
         unit = self.layout_.units[c]
         used = {it.opts["pen"].color().name() for it in self.curves.values()}
         color = next((c_ for c_ in PALETTE if c_ not in used), PALETTE[len(self.curves) % len(PALETTE)])
-        pen = pg.mkPen(color, width=1.5)
+        pen = pg.mkPen(color, width=1)
         it = self.plot.plot([], [], pen=pen, name=f"{name} [{unit}]" if unit else name)
         self.curves[c] = it
 
@@ -229,6 +235,7 @@ class PlotPanel(QtWidgets.QWidget):
 
     def _pause(self, on):
         self.paused = on
+        self._xrange = self._yrange = None     # after zooming, resuming fits again
         self.pause_btn.setText("Resume plot" if on else "Pause plot")
         if not on:
             self._dirty = True
@@ -239,7 +246,8 @@ class PlotPanel(QtWidgets.QWidget):
             return
         self._dirty = False
         rec = self.recorder
-        self.count_label.setText(f"{rec.total} samples")
+        t_last = rec.last_time()
+        self.count_label.setText(f"{rec.total} samples" + ("" if t_last is None else f", newest at t = {t_last:.3f} s"))
         t_end = rec.last_time()
         if t_end is None:
             for it in self.curves.values():
@@ -249,13 +257,37 @@ class PlotPanel(QtWidgets.QWidget):
         if not cols:
             return
         d = rec.data(columns=[0] + cols, since=t_end - self.window)
-        t = d[:, 0]
+        # x is time relative to the newest sample, so the axis itself stays still while the
+        # curves scroll (redrawing a moving axis costs more than the curves)
+        t = d[:, 0] - t_end
+        self.t_end = t_end
+        lo, hi = np.inf, -np.inf
         for i, c in enumerate(cols, start=1):
             tt, yy = decimate(t, d[:, i])
-            self.curves[c].setData(tt, yy, connect="finite")
-        t0 = max(t[0], t_end - self.window) if len(t) else t_end
-        self.plot.setXRange(t0, max(t_end, t0 + 1e-3), padding=0.0)
-        self.plot.enableAutoRange(axis="y")
+            fin = np.isfinite(yy)
+            if fin.all():
+                self.curves[c].setData(tt, yy, connect="all", skipFiniteCheck=True)
+            else:
+                self.curves[c].setData(tt, yy, connect="finite")
+            if fin.any():
+                lo, hi = min(lo, np.min(yy[fin])), max(hi, np.max(yy[fin]))
+        if self._xrange != self.window:
+            self.plot.setXRange(-self.window, 0.0, padding=0.0)
+            self._xrange = self.window
+        self._fit_y(lo, hi)
+
+    def _fit_y(self, lo, hi):
+        """Y range with hysteresis: grows at once when the data leave it, shrinks only when the
+        data use less than a third of it (a still axis is cheaper to draw and easier to read)."""
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return
+        span = max(hi - lo, 1e-9 * max(1.0, abs(hi)), 1e-12)
+        cur = self._yrange
+        if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= (cur[1] - cur[0]) / 3.0:
+            return
+        pad = 0.15 * span
+        self._yrange = (lo - pad, hi + pad)
+        self.plot.setYRange(*self._yrange, padding=0.0)
 
     # ------------------------------------------------------------------ CSV
     def export_csv(self, path):

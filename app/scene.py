@@ -1,5 +1,5 @@
-"""The 3D scene of a model: one lit mesh per body (uploaded to the GPU once; each frame only sets
-its transform), a ground grid, and overlays: body frames, joint axes, centres of mass, external
+"""The 3D scene of a model: the lit meshes of every body (uploaded to the GPU once; each frame only
+sets the bodies' transforms, see ``robotitem``), a ground grid, and overlays: body frames, joint axes, centres of mass, external
 force arrows (the mouse spring) and joint reaction-force arrows."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from PyQt6 import QtGui
 
 from . import meshes
 from .picking import pick
+from .robotitem import RobotMeshItem
 
 LIT = shaders.ShaderProgram("jointlab_lit", [
     shaders.VertexShader("""
@@ -77,7 +78,7 @@ class Scene:
         self.e = engine
         self.model = None
         self.items = []
-        self.body_items = {}
+        self.robot = None
         self.show = {"frames": False, "axes": False, "com": False, "forces": True, "reactions": False}
         self.grid = gl.GLGridItem()
         self.grid.setColor((90, 90, 100, 160))
@@ -108,7 +109,7 @@ class Scene:
         for it in self.items:
             self.view.removeItem(it)
         self.items = []
-        self.body_items = {}
+        self.robot = None
         self.model = model.clone()          # the GUI thread's own workspaces
         per_body = {}
         for s in model.visuals:
@@ -120,23 +121,19 @@ class Scene:
             if s.kind == "placeholder":
                 c[:] = (0.9, 0.3, 0.8, 0.6)
             per_body.setdefault(s.body, []).append((v, n, f, c))
-        for body, parts in per_body.items():
+        parts = {}
+        for body, plist in per_body.items():
             V, N, F, C, base = [], [], [], [], 0
-            for v, n, f, c in parts:
+            for v, n, f, c in plist:
                 V.append(v)
                 N.append(n)
                 F.append(f + base)
                 C.append(c)
                 base += len(v)
-            md = gl.MeshData(vertexes=np.vstack(V).astype(np.float32), faces=np.vstack(F).astype(np.uint32),
-                             vertexColors=np.vstack(C).astype(np.float32))
-            md._vertexNormals = np.vstack(N).astype(np.float32)   # our normals (flat where the shape has edges)
-            translucent = bool((np.vstack(C)[:, 3] < 0.999).any())
-            item = gl.GLMeshItem(meshdata=md, smooth=True, shader=LIT,
-                                 glOptions="translucent" if translucent else "opaque")
-            self.view.addItem(item)
-            self.items.append(item)
-            self.body_items[body] = item
+            parts[body] = (np.vstack(V), np.vstack(N), np.vstack(F), np.vstack(C))
+        self.robot = RobotMeshItem(parts, LIT)
+        self.view.addItem(self.robot)
+        self.items.append(self.robot)
         # constant per-model data for overlays
         self._joint_axes = []
         q0 = model.neutral()
@@ -158,10 +155,11 @@ class Scene:
     def _extent(self):
         """(centre, radius) of the model's shapes at the current pose."""
         pts = []
-        for it, k in ((self.body_items[k], k) for k in self.body_items):
+        for k in (self.robot.bodies if self.robot is not None else []):
             T = self.body_poses[k]
-            md = it.opts["meshdata"]
-            V = md.vertexes()
+            V = self.robot.body_vertices(k)
+            if not len(V):
+                continue
             lo, hi = V.min(0), V.max(0)
             corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
             pts.append(corners @ T[:3, :3].T + T[:3, 3])
@@ -181,8 +179,8 @@ class Scene:
     def update_pose(self, q):
         """Set every body's transform (the only per-frame GPU-side change)."""
         self.body_poses = self.body_pose_list(q)
-        for k, it in self.body_items.items():
-            it.setTransform(qmatrix(self.body_poses[k]))
+        if self.robot is not None:
+            self.robot.set_poses(self.body_poses)
 
     def update(self, snap, wrenches=None):
         """Draw a snapshot. ``wrenches``: {joint: (m, f) child frame} for reaction arrows."""

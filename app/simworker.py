@@ -88,6 +88,7 @@ class SimWorker:
         self._block = np.empty((512, self.layout.width))
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
         self._snapshot = None
+        self.thread_cpu = 0.0
         self._publish()
         self._thread = threading.Thread(target=self._run, name=f"jointlab-{name}", daemon=True)
 
@@ -249,6 +250,7 @@ class SimWorker:
         elif n > 0 and (target - sim.t) / self.speed < 0.5 * RESYNC:
             self._behind = False
         end = time.perf_counter()
+        self.thread_cpu = time.thread_time()     # CPU seconds this thread has used (for benchmarks)
         self._measure_rtf(end)
         self._publish()
         if hit_budget:
