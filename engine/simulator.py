@@ -31,21 +31,10 @@ from .algorithms.common import MODEL_T, VEC_T
 from .errors import InputError, SimulationDiverged
 from .joints import SPHERICAL, FREE, PLANAR
 from .model import MODEL_DTYPE
+from .spatial import ad_into
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 LIMIT = 1e10
-
-
-@njit(cache=True, inline="always")
-def _bracket(w0, w1, w2, u0, u1, u2, x, out):
-    """out = ad_(w, u) x on se(3) (x and out 6-vectors, angular first)."""
-    a0, a1, a2, b0, b1, b2 = x[0], x[1], x[2], x[3], x[4], x[5]
-    out[0] = w1 * a2 - w2 * a1
-    out[1] = w2 * a0 - w0 * a2
-    out[2] = w0 * a1 - w1 * a0
-    out[3] = u1 * a2 - u2 * a1 + w1 * b2 - w2 * b1
-    out[4] = u2 * a0 - u0 * a2 + w2 * b0 - w0 * b2
-    out[5] = u0 * a1 - u1 * a0 + w0 * b1 - w1 * b0
 
 
 @njit((MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
@@ -54,6 +43,7 @@ def dexp_inv(mbytes, xi, v, out):
     joints whose group is commutative)."""
     m = mbytes.view(MODEL_DTYPE)
     x = np.zeros(6)
+    g = np.zeros(6)       # xi as a twist of se(3)
     b1 = np.zeros(6)
     b2 = np.zeros(6)
     for k in range(v.shape[0]):
@@ -77,8 +67,9 @@ def dexp_inv(mbytes, xi, v, out):
         else:  # planar (vx, vy, omega) embedded as the twist ((0, 0, omega), (vx, vy, 0))
             u0, u1, w2 = xi[iv], xi[iv + 1], xi[iv + 2]
             x[3], x[4], x[2] = v[iv], v[iv + 1], v[iv + 2]
-        _bracket(w0, w1, w2, u0, u1, u2, x, b1)
-        _bracket(w0, w1, w2, u0, u1, u2, b1, b2)
+        g[0], g[1], g[2], g[3], g[4], g[5] = w0, w1, w2, u0, u1, u2
+        ad_into(g, x, b1)
+        ad_into(g, b1, b2)
         for k in range(6):
             x[k] += 0.5 * b1[k] + b2[k] / 12.0
         if code == SPHERICAL:

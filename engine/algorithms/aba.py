@@ -50,23 +50,19 @@ def articulated_first_pass(m, ws, q, v):
 
 
 @njit(cache=True, inline="always")
-def articulated_backward_torque(mb, wb, pb, tau):
-    """Backward step of Table 3 for a torque-given joint: Psi, Pi, beta, and their transfer to the
-    parent. Returns False when S^T Ih S is singular."""
+def joint_space_inertia(mb, wb):
+    """U_i = Ih_i S_i and Psi_i = Dinv_i = (S_i^T Ih_i S_i + armature_i)^-1. False if singular."""
     nv = mb.nv
-    iv = mb.iv
     Ih = wb.Ih
     S = wb.S
     U = wb.U
     D = wb.tmp
-    # U = Ih S
     for r in range(6):
         for j in range(nv):
             s = 0.0
             for k in range(6):
                 s += Ih[r, k] * S[k, j]
             U[r, j] = s
-    # D = S^T U + armature
     for i in range(nv):
         for j in range(nv):
             s = 0.0
@@ -74,10 +70,42 @@ def articulated_backward_torque(mb, wb, pb, tau):
                 s += S[k, i] * U[k, j]
             D[i, j] = s
         D[i, i] += mb.armature[i]
-    if not spd_inverse(D, nv, wb.Dinv, inertia_scale(Ih), wb.X, wb.Pi):
+    return spd_inverse(D, nv, wb.Dinv, inertia_scale(Ih), wb.X, wb.Pi)
+
+
+@njit(cache=True, inline="always")
+def articulated_inertia(mb, wb):
+    """Pi_i = Ih_i - U_i Psi_i U_i^T; leaves W = U_i Psi_i (6 x nv) in wb.tmp."""
+    nv = mb.nv
+    U = wb.U
+    Dinv = wb.Dinv
+    W = wb.tmp
+    for r in range(6):
+        for j in range(nv):
+            s = 0.0
+            for k in range(nv):
+                s += U[r, k] * Dinv[k, j]
+            W[r, j] = s
+    for r in range(6):
+        for c in range(r, 6):
+            t = wb.Ih[r, c]
+            for j in range(nv):
+                t -= W[r, j] * U[c, j]
+            wb.Pi[r, c] = t
+            wb.Pi[c, r] = t
+
+
+@njit(cache=True, inline="always")
+def articulated_backward_torque(mb, wb, pb, tau):
+    """Backward step of Table 3 for a torque-given joint: Psi, Pi, beta, and their transfer to the
+    parent. Returns False when S^T Ih S is singular."""
+    if not joint_space_inertia(mb, wb):
         return False
-    # beta-part: Ih eta + Bh (into beta), u = tau - S^T (Ih eta + Bh)
-    mat6_vec(Ih, wb.eta, wb.beta)
+    nv = mb.nv
+    iv = mb.iv
+    S = wb.S
+    # Ih eta + Bh (into beta), u = tau - S^T (Ih eta + Bh)
+    mat6_vec(wb.Ih, wb.eta, wb.beta)
     for r in range(6):
         wb.beta[r] += wb.Bh[r]
     for j in range(nv):
@@ -87,27 +115,14 @@ def articulated_backward_torque(mb, wb, pb, tau):
         wb.u[j] = s
     if mb.parent == 0:
         return True
-    # Pi = Ih - U Dinv U^T ; beta = Bh + Ih eta + U Dinv u
-    Dinv = wb.Dinv
-    Pi = wb.Pi
-    W = wb.tmp   # W = U Dinv (6 x nv)
-    for r in range(6):
-        for j in range(nv):
-            s = 0.0
-            for k in range(nv):
-                s += U[r, k] * Dinv[k, j]
-            W[r, j] = s
+    # Pi = Ih - U Psi U^T;  beta = Bh + Ih eta + U Psi u
+    articulated_inertia(mb, wb)
+    W = wb.tmp
     for r in range(6):
         s = 0.0
         for j in range(nv):
             s += W[r, j] * wb.u[j]
         wb.beta[r] += s
-        for c in range(r, 6):
-            t = Ih[r, c]
-            for j in range(nv):
-                t -= W[r, j] * U[c, j]
-            Pi[r, c] = t
-            Pi[c, r] = t
     articulated_transfer(wb, pb)
     return True
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, check_vec, joint_pose,
-                     spd_inverse, inertia_scale)
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, check_vec, joint_pose
+from .aba import joint_space_inertia, articulated_inertia
 from ..spatial import Ad_inv_into, Ad_inv_dual_add, congruence_add_blocks
 
 
@@ -45,32 +45,9 @@ def articulated_response(m_bytes, ws_bytes, q, prescribed, B, X):
                 for c in range(6):
                     wb.Pi[r, c] = Ih[r, c]
         else:
-            S = wb.S
-            U = wb.U
-            D = wb.tmp
-            for r in range(6):
-                for j in range(nv):
-                    s = 0.0
-                    for k in range(6):
-                        s += Ih[r, k] * S[k, j]
-                    U[r, j] = s
-            for a in range(nv):
-                for b in range(nv):
-                    s = 0.0
-                    for k in range(6):
-                        s += S[k, a] * U[k, b]
-                    D[a, b] = s
-                D[a, a] += mb.armature[a]
-            if not spd_inverse(D, nv, wb.Dinv, inertia_scale(Ih), wb.X, wb.Pi):
+            if not joint_space_inertia(mb, wb):
                 return -i
-            for r in range(6):
-                for c in range(r, 6):
-                    t = Ih[r, c]
-                    for a in range(nv):
-                        for b in range(nv):
-                            t -= U[r, a] * wb.Dinv[a, b] * U[c, b]
-                    wb.Pi[r, c] = t
-                    wb.Pi[c, r] = t
+            articulated_inertia(mb, wb)
         if mb.parent > 0:
             congruence_add_blocks(wb.R, wb.p, wb.Pi, wb.tmp, ws[mb.parent].Ih)
     for col in range(B.shape[1]):
