@@ -119,6 +119,9 @@ def _parse_xml(data, file):
     except expat.ExpatError as e:
         msg = expat.errors.messages.get(e.code, str(e))
         raise ModelError(f"malformed XML: {msg} (column {e.offset + 1})", file=file, line=e.lineno) from None
+    except UnicodeError as e:
+        raise ModelError(f"the text is not valid Unicode ({e.reason})", file=file,
+                         line=parser.CurrentLineNumber) from None
     return top[0]
 
 

@@ -192,19 +192,22 @@ def test_refused_files_name_the_problem(rel):
 
 
 VISUAL_ROBOTS = ["ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf",
-                 "solo_description/robots/solo12.urdf", "talos_data/robots/talos_full_v2.urdf"]
+                 "solo_description/robots/solo12.urdf", "talos_data/robots/talos_full_v2.urdf",
+                 "icub_description/robots/icub_reduced.urdf"]      # Y_UP COLLADA files
 
 
 @pytest.mark.parametrize("rel", VISUAL_ROBOTS)
 def test_visuals_and_collisions_match_pinocchio_geometry(rel):
     """Shapes sit on the body Pinocchio puts them on, at the same placement, with the same mesh file
-    and scale; meshes (STL and DAE) load without placeholders."""
+    and scale; meshes (STL and DAE) load without placeholders, and their bounding boxes equal those
+    of the meshes Pinocchio loads through assimp (units, scene-graph transforms, up axis)."""
     path = os.path.join(ROBOTS, rel)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = _load(rel, floating_base=True, load_meshes=True)
     pm = _pin_model(rel, True)
     body_joint = {0: "universe", **{j.body: j.name for j in model.joints}}
+    checked = 0
     for gtype, shapes in ((pin.GeometryType.VISUAL, model.visuals), (pin.GeometryType.COLLISION, model.collisions)):
         gm = pin.buildGeomFromUrdf(pm, path, gtype, package_dirs=[os.path.dirname(os.path.dirname(ROBOTS))])
         objs = list(gm.geometryObjects)
@@ -224,7 +227,14 @@ def test_visuals_and_collisions_match_pinocchio_geometry(rel):
                 assert s.vertices.dtype == np.float32 and s.faces.dtype == np.int32
                 np.testing.assert_allclose(s.vertices, raw.vertices * np.asarray(o.meshScale, np.float32),
                                            rtol=1e-6, atol=1e-7)
+                if hasattr(o.geometry, "vertices"):
+                    V = np.asarray(o.geometry.vertices())
+                    size = np.ptp(V, axis=0).max()
+                    np.testing.assert_allclose(s.vertices.min(axis=0), V.min(axis=0), atol=1e-5 * size)
+                    np.testing.assert_allclose(s.vertices.max(axis=0), V.max(axis=0), atol=1e-5 * size)
+                    checked += 1
     assert not [s for s in model.visuals if s.kind == "placeholder"]
+    assert checked >= 5
 
 
 def test_talos_loads_quickly_with_all_its_meshes():

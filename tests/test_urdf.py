@@ -427,6 +427,13 @@ def test_malformed_xml_file_names_the_file(tmp_path):
     assert ei.value.file == str(p) and ei.value.line == 3 and str(ei.value).startswith(f"{p}:3:")
 
 
+def test_text_that_is_not_unicode():
+    with pytest.raises(engine.ModelError, match="not valid Unicode"):
+        engine.load_urdf_string('<robot name="x">\n<link name="\ud800"/></robot>', filename="u.urdf")
+    with pytest.raises(engine.ModelError, match="u.urdf:2: malformed XML"):
+        engine.load_urdf_string(b'<robot name="x">\n<link name="\xff\xfe"/></robot>', filename="u.urdf")
+
+
 def test_entity_declarations_are_refused():
     text = ('<?xml version="1.0"?>\n<!DOCTYPE r [\n<!ENTITY a "aaaaaaaaaa">\n<!ENTITY b "&a;&a;&a;&a;">\n]>\n'
             '<robot name="x"><link name="&b;"/></robot>')

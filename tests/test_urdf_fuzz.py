@@ -224,7 +224,7 @@ def _mutate_text(text, rng):
         return text[:i] + text[j:], f"text cut {i}:{j}"
     if op == 2:
         junk = rng.choice(["<", ">", "&", "&amp;", "&#0;", "\x00", "\"", "'", "<!--", "]]>", "<![CDATA[",
-                           "<?xml version='1.0'?>", "\ufffd", "<link name='z'/>", "</robot>", "&#x110000;"])
+                           "<?xml version='1.0'?>", "\ufffd", "\ud800", "<link name='z'/>", "</robot>", "&#x110000;"])
         return text[:i] + junk + text[i:], f"text insert {junk!r} at {i}"
     if op == 3:
         j = min(n, i + rng.randint(1, 500))
