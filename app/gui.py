@@ -53,6 +53,9 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) ->
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PyQt6")
     loader = EngineImport()          # start compiling while Qt starts
     from PyQt6 import QtCore, QtWidgets
+    if QtWidgets.QApplication.instance() is None:
+        # GL windows share programs and buffers (pyqtgraph caches its shader programs globally)
+        QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("JointLab")
     app.setOrganizationName("JointLab")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 import traceback
 
 import numpy as np
@@ -36,7 +37,7 @@ class MainWindow(QtWidgets.QMainWindow):
     modelLoaded = QtCore.pyqtSignal(object)     # (model, q0, v0, scales, source)
     modelFailed = QtCore.pyqtSignal(str, str)   # source, message
 
-    def __init__(self, engine=None, package_paths=()):
+    def __init__(self, engine=None, package_paths=(), settings=None):
         super().__init__()
         self.e = None
         self.package_paths = tuple(package_paths)
@@ -50,7 +51,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._panel_time = self._plot_time = 0.0
         self._loading = None
         self.first_model_time = None
-        self.settings = QtCore.QSettings("JointLab", "jointlab")
+        self.settings = settings if settings is not None else QtCore.QSettings("JointLab", "jointlab")
         self.setWindowTitle("JointLab")
         self.resize(1440, 920)
         self._build_view()
@@ -244,15 +245,26 @@ class MainWindow(QtWidgets.QMainWindow):
         threading.Thread(target=self._load_thread, args=(src, floating_base), daemon=True,
                          name="jointlab-load").start()
 
+    def set_model(self, model, q0=None, v0=None, source=None):
+        """Show and simulate a model object (built in code, or loaded elsewhere) right away."""
+        q0 = model.neutral() if q0 is None else np.asarray(q0, dtype=float)
+        v0 = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float)
+        self._install((model, q0, v0, self._scales(model, q0), source or model.name))
+
+    def _scales(self, model, q0):
+        M = self.e.mass_matrix(model, q0)
+        return {j.name: float(M[j.idx_v, j.idx_v]) for j in model.joints if j.nv}
+
     def _load_thread(self, src, floating_base):
         e = self.e
         try:
             from engine import catalog
-            model = catalog.load_model(src, floating_base=floating_base, package_paths=self.package_paths)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = catalog.load_model(src, floating_base=floating_base, package_paths=self.package_paths)
             q0, v0 = catalog.initial_state(model)
-            M = e.mass_matrix(model, q0)
-            scales = {j.name: float(M[j.idx_v, j.idx_v]) for j in model.joints if j.nv}
-            self.modelLoaded.emit((model, q0, v0, scales, src))
+            scales = self._scales(model, q0)
+            self.modelLoaded.emit((model, q0, v0, scales, src, [str(w.message) for w in caught]))
         except (e.ModelError, OSError, KeyError, ValueError) as exc:
             self.modelFailed.emit(src, str(exc))
         except Exception as exc:
@@ -268,7 +280,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._error("Could not load model", f"{message}\n\n{keep}".strip())
 
     def _install(self, payload):
-        model, q0, v0, scales, src = payload
+        model, q0, v0, scales, src = payload[:5]
+        load_warnings = payload[5] if len(payload) > 5 else []
         if self.worker is not None:
             self.worker.stop()
         from .simworker import SimWorker
@@ -301,6 +314,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self._add_recent(os.path.abspath(src))
         self.status.showMessage(f"Loaded {title}: {model.nbodies} bodies, {model.nv} velocity coordinates, "
                                 f"{model.mass:.3g} kg{held}", 12000)
+        for w in dict.fromkeys(load_warnings):     # each warning once
+            self._notice(f"{title}: {w}")
+        if load_warnings:
+            self.status.showMessage(f"Loaded {title} with {len(load_warnings)} warning(s): {load_warnings[0]}", 15000)
         if self.first_model_time is None:
             self.first_model_time = time.perf_counter()
 
@@ -443,7 +460,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """PNG of the whole window (3D view included)."""
         img = self.grab().toImage()
         if self.view.widget.isVisible() and self.view.isExposed():
-            gl_img = self.view.grabFramebuffer()
+            gl_img = self.view.render_image()
             top_left = self.view.widget.mapTo(self, QtCore.QPoint(0, 0))
             painter = QtGui.QPainter(img)
             target = QtCore.QRectF(top_left.x(), top_left.y(), self.view.widget.width(), self.view.widget.height())

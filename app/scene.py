@@ -13,36 +13,38 @@ from . import meshes
 from .picking import pick
 from .robotitem import RobotMeshItem
 
-LIT = shaders.ShaderProgram("jointlab_lit", [
-    shaders.VertexShader("""
-        uniform mat4 u_mvp;
-        uniform mat3 u_normal;
-        attribute vec4 a_position;
-        attribute vec3 a_normal;
-        attribute vec4 a_color;
-        varying vec4 v_color;
-        varying vec3 v_normal;
-        void main() {
-            v_normal = normalize(u_normal * a_normal);
-            v_color = a_color;
-            gl_Position = u_mvp * a_position;
-        }
-    """),
-    shaders.FragmentShader("""
-        #ifdef GL_ES
-        precision mediump float;
-        #endif
-        varying vec4 v_color;
-        varying vec3 v_normal;
-        void main() {
-            vec3 n = normalize(v_normal);
-            float head = abs(n.z);                                   // light at the eye
-            float key = max(dot(n, normalize(vec3(0.4, 0.7, 0.6))), 0.0);
-            vec3 rgb = v_color.rgb * (0.22 + 0.5 * head + 0.38 * key);
-            gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
-        }
-    """),
-])
+def lit_shader():
+    """A fresh program object per scene: a compiled program belongs to one GL context."""
+    return shaders.ShaderProgram("jointlab_lit", [
+        shaders.VertexShader("""
+            uniform mat4 u_mvp;
+            uniform mat3 u_normal;
+            attribute vec4 a_position;
+            attribute vec3 a_normal;
+            attribute vec4 a_color;
+            varying vec4 v_color;
+            varying vec3 v_normal;
+            void main() {
+                v_normal = normalize(u_normal * a_normal);
+                v_color = a_color;
+                gl_Position = u_mvp * a_position;
+            }
+        """),
+        shaders.FragmentShader("""
+            #ifdef GL_ES
+            precision mediump float;
+            #endif
+            varying vec4 v_color;
+            varying vec3 v_normal;
+            void main() {
+                vec3 n = normalize(v_normal);
+                float head = abs(n.z);                                   // light at the eye
+                float key = max(dot(n, normalize(vec3(0.4, 0.7, 0.6))), 0.0);
+                vec3 rgb = v_color.rgb * (0.22 + 0.5 * head + 0.38 * key);
+                gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
+            }
+        """),
+    ])
 
 OVERLAY_GL = {GL.GL_DEPTH_TEST: False, GL.GL_BLEND: True,
               "glBlendFunc": (GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)}
@@ -84,6 +86,7 @@ class Scene:
         self.grid.setColor((90, 90, 100, 160))
         view.addItem(self.grid)
         self.body_poses = None
+        self._shader = lit_shader()
         self.extent = (np.zeros(3), 1.0)
         self._overlay = {}
         for name, color, width in (("frames", None, 2.5), ("axes", (1.0, 0.85, 0.1, 1.0), 3.0),
@@ -131,7 +134,7 @@ class Scene:
                 C.append(c)
                 base += len(v)
             parts[body] = (np.vstack(V), np.vstack(N), np.vstack(F), np.vstack(C))
-        self.robot = RobotMeshItem(parts, LIT)
+        self.robot = RobotMeshItem(parts, self._shader)
         self.view.addItem(self.robot)
         self.items.append(self.robot)
         # constant per-model data for overlays

@@ -47,6 +47,27 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self.frame_times.append(time.perf_counter())
         super().paintGL()
 
+    def render_image(self):
+        """Render the scene now into an offscreen framebuffer (same size and camera as the view)
+        and return it as a QImage: what the view shows, independent of swap-buffer timing."""
+        from OpenGL import GL
+        w, h = max(self.deviceWidth(), 1), max(self.deviceHeight(), 1)
+        self.makeCurrent()
+        fmt = QtOpenGL.QOpenGLFramebufferObjectFormat()
+        fmt.setAttachment(QtOpenGL.QOpenGLFramebufferObject.Attachment.CombinedDepthStencil)
+        fbo = QtOpenGL.QOpenGLFramebufferObject(w, h, fmt)
+        try:
+            fbo.bind()
+            GL.glViewport(0, 0, w, h)
+            region = self.getViewport()
+            self.paint(region=region, viewport=region)
+            GL.glFinish()
+            img = fbo.toImage()
+        finally:
+            fbo.release()
+            self.doneCurrent()
+        return img
+
     # ------------------------------------------------------------------ camera
     def reset_camera(self):
         if self.scene is None:

@@ -1,0 +1,279 @@
+"""The real window under a virtual X display (pytest-xvfb, software OpenGL), driven with real Qt
+mouse and key events; what it draws is read back from the framebuffer."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from test_gui_support import (engine_mod, models, window, install, wait_snapshot, spin,  # noqa: F401
+                              frame_pixels, body_point_pixel, settle, qimage_array)
+
+from PyQt6 import QtCore, QtGui
+from PyQt6.QtTest import QTest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LEFT = QtCore.Qt.MouseButton.LeftButton
+CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
+NOMOD = QtCore.Qt.KeyboardModifier.NoModifier
+
+
+def _pt(xy):
+    return QtCore.QPoint(int(round(xy[0])), int(round(xy[1])))
+
+
+def test_view_draws_the_robot_and_follows_a_joint(qtbot, window, models):
+    pendulum, _ = models
+    install(qtbot, window, pendulum, running=False)
+    settle(qtbot, window)
+    with_robot = frame_pixels(window)
+    window.scene.robot.setVisible(False)
+    empty = frame_pixels(window)
+    window.scene.robot.setVisible(True)
+    changed = np.abs(with_robot - empty).sum(axis=2) > 30
+    assert changed.sum() > 500, f"the robot covers only {changed.sum()} pixels"
+    # pixels are the robot's colours (blue link1, orange link2), lit (not flat black)
+    colours = with_robot[changed]
+    assert (colours[:, 2] > colours[:, 0] + 40).sum() > 100, "link1 (blue) not drawn"
+    assert (colours[:, 0] > colours[:, 2] + 40).sum() > 100, "link2 (orange) not drawn"
+    # moving a joint moves the drawing
+    window.worker.set_joint_positions({"joint1": [1.2]})
+    wait_snapshot(qtbot, window, lambda s: abs(s.q[0] - 1.2) < 1e-12)
+    settle(qtbot, window)
+    moved = frame_pixels(window)
+    diff = np.abs(moved - with_robot).sum(axis=2) > 30
+    assert diff.sum() > 300, f"only {diff.sum()} pixels changed after moving joint1"
+
+
+def test_acceleration_mode_follows_the_prescription_and_reads_inverse_dynamics(qtbot, window, models, engine_mod):
+    pendulum, _ = models
+    q0 = np.array([0.6, -0.3])
+    worker = install(qtbot, window, pendulum, q0=q0, running=True)
+    spin(qtbot, 0.3)
+    row = window.joints.rows["joint1"]
+    # the user switches joint1 to acceleration mode, law "constant", and types 2.5 in its field
+    row.mode.setCurrentText("acceleration")
+    row.law.setCurrentIndex(row.law.findData("constant"))
+    field = row.fields["value"]
+    field.clear()
+    QTest.keyClicks(field, "2.5")
+    QTest.keyClick(field, QtCore.Qt.Key.Key_Return)
+    wait_snapshot(qtbot, window, lambda s: s.prescribed[0] and abs(s.a[0] - 2.5) < 1e-12)
+    spin(qtbot, 0.5)
+    window.set_running(False)
+    snap = wait_snapshot(qtbot, window, lambda s: not s.running)
+    spin(qtbot, 0.2)
+    L = worker.layout
+    d = window.plots.recorder.data()
+    after = d[d[:, L.ddq][:, 0] == 2.5]
+    assert len(after) > 100
+    # once switched, every step kept ddq1 = 2.5 (no gap), and joint2 stayed torque-driven
+    first = np.flatnonzero(d[:, L.ddq][:, 0] == 2.5)[0]
+    assert np.all(d[first:, L.ddq][:, 0] == 2.5)
+    # the seamless switch: the state is continuous across it
+    dq = np.abs(np.diff(d[first - 2:first + 3, L.q], axis=0)).max()
+    assert dq < 0.05
+    # the torque it needs is what inverse dynamics predicts for the motion that happened
+    m = pendulum.clone()
+    for r in after[:: max(1, len(after) // 25)]:
+        tau = engine_mod.inverse_dynamics(m, r[L.q], r[L.dq], r[L.ddq])
+        assert np.allclose(tau[0], r[L.tau][0], rtol=1e-9, atol=1e-9)
+        assert abs(tau[1]) < 1e-9          # joint2 passive: zero torque, its acceleration is the output
+    # the readout shows that torque
+    window.joints.show_state(snap, False)
+    text = row.readout.text()
+    assert "needs tau" in text
+    shown = float(text.split("needs tau")[1].split()[0])
+    assert shown == pytest.approx(snap.tau[0], rel=1e-3, abs=1e-3)
+    assert "gets ddq" in window.joints.rows["joint2"].readout.text()
+
+
+def test_ctrl_drag_pulls_the_body_toward_the_mouse(qtbot, window, models):
+    _, cart = models
+    install(qtbot, window, cart, running=True)
+    settle(qtbot, window)
+    view = window.view
+    (px, py), p0 = body_point_pixel(window, "cart")
+    x_dir = np.array(view.project(p0 + np.array([0.6, 0.0, 0.0]))) - np.array([px, py])
+    QTest.mousePress(view, LEFT, CTRL, _pt((px, py)))
+    wait_snapshot(qtbot, window, lambda s: s.drag_mode == "spring")
+    for k in range(1, 11):      # drag the mouse by the screen image of +0.6 m along x
+        QTest.mouseMove(view, _pt((px + k / 10 * x_dir[0], py + k / 10 * x_dir[1])))
+        qtbot.wait(20)
+    target = view.drag_target(px + x_dir[0], py + x_dir[1])
+    spin(qtbot, 1.5)
+    snap = window.worker.snapshot()
+    QTest.mouseRelease(view, LEFT, CTRL, _pt((px + x_dir[0], py + x_dir[1])))
+    x = snap.q[0]
+    assert target[0] > 0.3
+    assert x > 0.6 * target[0], f"cart at x = {x:.3f}, mouse target x = {target[0]:.3f}"
+    assert snap.drag_force is not None
+    wait_snapshot(qtbot, window, lambda s: s.drag_mode is None)
+    # the spring started at rest: the first samples of the drag show no force spike
+    rec = window.plots.recorder.data()
+    L = window.worker.layout
+    acc = np.abs(rec[:, L.ddq][:, 0])
+    assert acc.max() < 60.0 + 1e-6        # capped at A_MAX (m/s^2) for a 1-dof cart
+
+
+def test_paused_drag_poses_the_robot(qtbot, window, models):
+    pendulum, _ = models
+    install(qtbot, window, pendulum, q0=np.array([0.3, 0.4]), running=False)
+    settle(qtbot, window)
+    view = window.view
+    q_before = window.worker.snapshot().q.copy()
+    (px, py), pw = body_point_pixel(window, "link2", (0.0, 0.0, -0.8))
+    QTest.mousePress(view, LEFT, NOMOD, _pt((px, py)))
+    wait_snapshot(qtbot, window, lambda s: s.drag_mode == "pose")
+    for k in range(1, 9):
+        QTest.mouseMove(view, _pt((px + 8 * k, py - 6 * k)))
+        qtbot.wait(20)
+    target = view.drag_target(px + 64, py - 48)
+    snap = wait_snapshot(qtbot, window, lambda s: np.abs(s.q - q_before).max() > 0.05)
+    QTest.mouseRelease(view, LEFT, NOMOD, _pt((px + 64, py - 48)))
+    wait_snapshot(qtbot, window, lambda s: s.drag_mode is None)
+    snap = window.worker.snapshot()
+    assert not snap.running
+    assert np.abs(snap.q - q_before).max() > 0.05
+    assert np.all(snap.v == 0)
+    # the grabbed point went toward the mouse
+    grabbed = snap.drag_point
+    m = window.scene.model
+    import engine
+    T = engine.frame_pose(m, snap.q, "link2")
+    p_now = T[:3, :3] @ np.array([0.0, 0.0, -0.8]) + T[:3, 3]
+    assert np.linalg.norm(p_now - target) < 0.5 * np.linalg.norm(pw - target)
+    # joint sliders set q directly while paused
+    slider = window.joints.rows["joint2"].slider
+    slider.setValue(slider.maximum() // 4)
+    wait_snapshot(qtbot, window, lambda s: abs(s.q[1] - (-np.pi + 2 * np.pi * 0.25)) < 1e-2)
+    del grabbed
+
+
+def test_plots_receive_every_sample(qtbot, window, models):
+    pendulum, _ = models
+    worker = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
+    spin(qtbot, 1.0)
+    window.set_running(False)
+    wait_snapshot(qtbot, window, lambda s: not s.running)
+    spin(qtbot, 0.2)
+    snap = worker.snapshot()
+    window.worker.single_step(1)
+    snap = wait_snapshot(qtbot, window, lambda s: s.steps == snap.steps + 1)
+    spin(qtbot, 0.2)
+    rec = window.plots.recorder
+    assert rec.total == snap.steps > 500
+    t = rec.data(columns=[0])[:, 0]
+    assert t[0] == 0.0
+    assert np.allclose(np.diff(t), snap.dt, rtol=0, atol=1e-9), "a step is missing or repeated"
+    # energy of a passive pendulum under RK4 barely drifts
+    E = rec.data(columns=[worker.layout.total])[:, 0]
+    assert np.ptp(E) < 1e-3 * max(1.0, abs(E[0]))
+
+
+def test_csv_export_round_trips(qtbot, window, models, tmp_path):
+    pendulum, _ = models
+    install(qtbot, window, pendulum, q0=np.array([1.0, 0.5]), running=True)
+    window.worker.watch_wrench("joint1")
+    spin(qtbot, 0.5)
+    window.set_running(False)
+    wait_snapshot(qtbot, window, lambda s: not s.running)
+    spin(qtbot, 0.2)
+    from app.recorder import read_csv
+    path = tmp_path / "samples.csv"
+    n = window.plots.export_csv(str(path))
+    names, data = read_csv(str(path))
+    held = window.plots.recorder.data()
+    assert n == len(held) == len(data) > 100
+    assert names == window.worker.layout.names
+    assert names[:3] == ["t", "q:joint1", "q:joint2"]
+    assert np.array_equal(data, held, equal_nan=True)
+    assert np.isfinite(data[-1, window.worker.layout.wrench]).all()
+
+
+def test_screenshot_option_writes_a_png(tmp_path):
+    out = tmp_path / "shot.png"
+    env = dict(os.environ)
+    assert env.get("DISPLAY"), "pytest-xvfb provides DISPLAY"
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "app", "double_pendulum", "--screenshot", str(out),
+                        "--quit-after", "2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-2000:]
+    img = QtGui.QImage(str(out))
+    assert not img.isNull() and img.width() >= 800 and img.height() >= 500
+    a = qimage_array(img)[..., :3].astype(int)
+    # a real picture: many colours, and the 3D view part (not the panels) shows the robot
+    assert len(np.unique(a.reshape(-1, 3), axis=0)) > 200
+    centre = a[a.shape[0] // 6: a.shape[0] // 2, a.shape[1] // 4: a.shape[1] // 2]
+    bg = np.array([236, 238, 242])
+    assert (np.abs(centre - bg).sum(axis=2) > 60).sum() > 200
+
+
+def test_broken_urdf_shows_the_error_and_keeps_the_model(qtbot, window, models, tmp_path):
+    pendulum, _ = models
+    worker = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
+    bad = tmp_path / "broken.urdf"
+    bad.write_text('<?xml version="1.0"?>\n<robot name="broken">\n  <link name="a">\n    <visual>\n'
+                   '  </link>\n</robot>\n')
+    window.open_model(str(bad))
+    qtbot.waitUntil(lambda: window.last_error is not None, timeout=20000)
+    msg = window.last_error
+    assert "broken.urdf" in msg and ":" in msg
+    assert any(f"broken.urdf:{k}" in msg for k in range(1, 8)), msg      # file:line
+    assert "keeps running" in msg
+    assert window.worker is worker and window.model is pendulum
+    t0 = worker.snapshot().t
+    spin(qtbot, 0.3)
+    assert worker.snapshot().running and worker.snapshot().t > t0
+    assert window.error_box.isVisible()
+
+
+def test_nan_in_the_state_pauses_with_a_message(qtbot, window, models):
+    pendulum, _ = models
+    worker = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
+    spin(qtbot, 0.2)
+    worker.post(lambda w: w.sim.v.__setitem__(1, np.nan))
+    qtbot.waitUntil(lambda: window.last_error is not None, timeout=5000)
+    snap = wait_snapshot(qtbot, window, lambda s: not s.running)
+    msg = window.last_error
+    assert "NaN" in msg and "joint2" in msg and "t = " in msg and "last good state" in msg
+    assert np.isfinite(snap.q).all() and np.isfinite(snap.v).all()
+    assert window.rtf_label.text() == "paused"
+    # the user can go on from the kept state
+    window.single_step()
+    wait_snapshot(qtbot, window, lambda s: s.steps == snap.steps + 1)
+
+
+def test_fields_refuse_bad_values_with_a_hint(qtbot, window, models):
+    pendulum, _ = models
+    install(qtbot, window, pendulum, running=False)
+    row = window.joints.rows["joint1"]
+    row.law.setCurrentIndex(row.law.findData("pd"))
+    kp = row.fields["kp"]
+    before = row.current
+    kp.setFocus()
+    kp.selectAll()
+    QTest.keyClicks(kp, "abc")
+    assert kp.text() == f"{before.kp:g}" or kp.text() == "", "letters must not be accepted"
+    kp.clear()
+    QTest.keyClicks(kp, "-5")            # kp must be >= 0
+    QTest.keyClick(kp, QtCore.Qt.Key.Key_Return)
+    assert "kp" in kp.last_hint and "0" in kp.last_hint
+    assert row.current.kp == before.kp
+    kp.clear()
+    QTest.keyClicks(kp, "250")
+    QTest.keyClick(kp, QtCore.Qt.Key.Key_Return)
+    assert row.current.kp == 250.0
+
+
+def test_gallery_loads_a_shipped_model_and_closing_while_running_is_clean(qtbot, window):
+    window.open_model("single_pendulum")
+    qtbot.waitUntil(lambda: window.model is not None and window.model.name == "single_pendulum", timeout=30000)
+    worker = window.worker
+    wait_snapshot(qtbot, window, lambda s: s.running and s.t > 0.1)
+    assert "Single pendulum" in window.windowTitle()
+    window.close()
+    assert not worker.alive
