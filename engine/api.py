@@ -89,10 +89,31 @@ def _coordinate_name(model, idx, in_q):
 def _call(kernel, model, ws, names, vecs, *rest):
     """Slow path: convert the vectors, call, decode the status."""
     vecs = [_as_vector(x, nm, model.nq if nm in ("q", "q0", "q1") else model.nv) for x, nm in zip(vecs, names)]
-    st = kernel(model._mb, ws, *vecs, *rest) if ws is not None else kernel(model._mb, *vecs, *rest)
+    try:
+        st = kernel(model._mb, ws, *vecs, *rest) if ws is not None else kernel(model._mb, *vecs, *rest)
+    except ZeroDivisionError:
+        _zero_quaternion(model, names, vecs)
     if st:
         _raise(model, st, names, vecs)
     return vecs
+
+
+def _zero_quaternion(model, names, args):
+    """A kernel divided by zero: the quaternion of a ball or free joint in q (q0, q1) is zero (or so
+    small that its squared norm underflows). Raise the InputError naming the argument and the joint."""
+    for name, x in zip(names, args):
+        if name not in ("q", "q0", "q1"):
+            continue
+        x = np.asarray(x, dtype=float).reshape(-1)
+        for j in model.joints:
+            if j.kind in ("spherical", "free"):
+                k = j.idx_q + (3 if j.kind == "free" else 0)
+                quat = x[k:k + 4]
+                if not quat @ quat > 0.0:
+                    raise InputError(f"{name}: the quaternion (w, x, y, z) of {j.kind} joint '{j.name}' "
+                                     f"(coordinates {k}..{k + 3}) is zero; a rotation needs a non-zero "
+                                     f"(unit) quaternion, e.g. from model.neutral()", name)
+    raise  # not a zero quaternion: re-raise the ZeroDivisionError being handled
 
 
 def _load_fext(model, ws, f_ext):
@@ -138,6 +159,8 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
         return _with_fext(model, ws, f_ext, lambda: inverse_dynamics(model, q, v, a))
     try:
         st = _rnea(model._mb, model._wb_rnea, q, v, a, out)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         _call(_rnea, model, model._wb_rnea, ("q", "v", "a"), (q, v, a), out)
         return out
@@ -154,6 +177,8 @@ def forward_dynamics(model, q, v, tau, f_ext=None):
         return _with_fext(model, ws, f_ext, lambda: forward_dynamics(model, q, v, tau))
     try:
         st = _aba(model._mb, model._wb_aba, q, v, tau, out)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         _call(_aba, model, model._wb_aba, ("q", "v", "tau"), (q, v, tau), out)
         return out
@@ -175,11 +200,16 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
         return _with_fext(model, ws, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
     try:
         st = _hybrid(model._mb, model._wb_hd, q, v, prescribed, a, tau, a_out, tau_out)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         nq, nv = model.nq, model.nv
         args = (_as_vector(q, "q", nq), _as_vector(v, "v", nv), _as_mask(prescribed, "prescribed", nv),
                 _as_vector(a, "a", nv), _as_vector(tau, "tau", nv))
-        st = _hybrid(model._mb, model._wb_hd, *args, a_out, tau_out)
+        try:
+            st = _hybrid(model._mb, model._wb_hd, *args, a_out, tau_out)
+        except ZeroDivisionError:
+            _zero_quaternion(model, ("q",), args)
         if st:
             _raise(model, st, _HD_NAMES, args)
         return a_out, tau_out
@@ -193,6 +223,8 @@ def mass_matrix(model, q):
     M = np.empty((model.nv, model.nv))
     try:
         st = _crba(model._mb, model._wb_crba, q, M)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         _call(_crba, model, model._wb_crba, ("q",), (q,), M)
         return M
@@ -224,6 +256,8 @@ def _energies(model, q, v):
     out = np.empty(2)
     try:
         st = _energy(model._mb, model._wb_kin, q, v, out)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         _call(_energy, model, model._wb_kin, ("q", "v"), (q, v), out)
         return out
@@ -355,6 +389,8 @@ def integrate(model, q, dv):
     out = np.empty(model.nq)
     try:
         st = _integrate(model._mb, q, dv, out)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         _call(_integrate, model, None, ("q", "dv"), (q, dv), out)
         return out
@@ -368,6 +404,8 @@ def difference(model, q0, q1):
     out = np.empty(model.nv)
     try:
         st = _difference(model._mb, q0, q1, out)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q0", "q1"), (q0, q1))
     except TypeError:
         _call(_difference, model, None, ("q0", "q1"), (q0, q1), out)
         return out

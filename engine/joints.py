@@ -215,7 +215,7 @@ def joint_integrate(code, a1, a2, a3, pitch, q, dv, iq, iv, out):
     if code == SPHERICAL:
         dq = quat_exp(dv[iv:iv + 3])
         r = quat_mul(q[iq:iq + 4], dq)
-        r /= np.sqrt(r @ r)
+        r *= 1.0 / np.sqrt(r @ r)    # scalar division: a zero quaternion raises (api names it)
         out[iq:iq + 4] = r
     elif code == FREE:
         w = dv[iv:iv + 3]
@@ -226,7 +226,7 @@ def joint_integrate(code, a1, a2, a3, pitch, q, dv, iq, iv, out):
         for k in range(3):
             out[iq + k] = q[iq + k] + dp[k]
         r = quat_mul(qq, quat_exp(w))
-        r /= np.sqrt(r @ r)
+        r *= 1.0 / np.sqrt(r @ r)    # scalar division: a zero quaternion raises (api names it)
         out[iq + 3:iq + 7] = r
     elif code == PLANAR:
         vx, vy, om = dv[iv], dv[iv + 1], dv[iv + 2]

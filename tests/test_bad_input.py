@@ -141,6 +141,49 @@ def test_not_finite(case, fname, bad):
         assert isinstance(ei.value, engine.InputError) and ei.value.argument == arg
 
 
+@pytest.mark.parametrize("fname", FUNCTIONS)
+def test_zero_quaternion(case, fname):
+    """q = zeros(nq) (instead of model.neutral()) leaves ball and free joints without a rotation:
+    an InputError naming the argument and the joint, not a ZeroDivisionError from a kernel."""
+    rng = np.random.default_rng(7)
+    fn, names, kw = _functions(case)[fname]
+    joints = [j for j in case.model.joints if j.kind in ("spherical", "free")]
+    assert joints
+    for arg in names:
+        if arg not in ("q", "q0", "q1"):
+            continue
+        for j in joints:
+            vals = _valid(case, rng)
+            k = j.idx_q + (3 if j.kind == "free" else 0)
+            for quat in (np.zeros(4), np.full(4, 1e-170)):
+                vals[arg] = vals[arg].copy()
+                vals[arg][k:k + 4] = quat
+                with pytest.raises(ValueError) as ei:
+                    fn(case.model, *_args(case, names, vals), **kw)
+                msg = str(ei.value)
+                assert msg.startswith(f"{arg}:") and f"'{j.name}'" in msg and "quaternion" in msg, msg
+                assert isinstance(ei.value, engine.InputError) and ei.value.argument == arg
+        # the whole vector zero, as a list (slow path)
+        vals = _valid(case, rng)
+        vals[arg] = [0.0] * case.model.nq
+        with pytest.raises(engine.InputError, match=f"^{arg}: the quaternion"):
+            fn(case.model, *_args(case, names, vals), **kw)
+
+
+def test_unnormalised_quaternion_is_a_rotation(case):
+    """A non-unit (non-zero) quaternion means the same rotation as its normalisation."""
+    rng = np.random.default_rng(8)
+    vals = _valid(case, rng)
+    q = vals["q"].copy()
+    for j in case.model.joints:
+        if j.kind in ("spherical", "free"):
+            k = j.idx_q + (3 if j.kind == "free" else 0)
+            q[k:k + 4] *= 3.7
+    m = case.model
+    np.testing.assert_allclose(engine.inverse_dynamics(m, q, vals["v"], vals["a"]),
+                               engine.inverse_dynamics(m, vals["q"], vals["v"], vals["a"]), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("fname", ["inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "joint_wrenches"])
 def test_bad_external_wrenches(case, fname):
     rng = np.random.default_rng(3)
