@@ -10,10 +10,12 @@ base), or, with ``floating_base=True``, the child of a free joint named ``root_j
 
 Every problem in the file raises ``engine.ModelError`` naming the file, the line, the element and
 the link or joint: malformed XML, numbers that are malformed, NaN/Inf or of the wrong count,
-non-physical mass properties, broken trees (cycles, several roots, two parents, unknown or duplicate
-names), unsupported joint types. Parts that do not affect the model (<gazebo>, <transmission>,
-<ros2_control>, <sensor>, textures, calibration, safety controllers) are ignored silently; any other
-unknown element is reported in one ``URDFWarning`` saying what was ignored. A mesh that can not be
+non-physical mass properties (``InertiaError``, a ModelError; ``strict=False`` accepts all but
+negative mass with a warning, as real robot files often need), massless chain ends, broken trees
+(cycles, several roots, two parents, unknown or duplicate names), unsupported joint types.
+Parts that do not affect the model (<gazebo>, <transmission>, <ros2_control>, <sensor>, textures,
+calibration, safety controllers) are ignored silently; any other unknown element is reported in
+one ``URDFWarning`` saying what was ignored. A mesh that can not be
 found or read gives a ``URDFWarning`` naming the link and every path tried, and a small placeholder
 box; the dynamics never depend on meshes.
 

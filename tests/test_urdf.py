@@ -743,3 +743,53 @@ def test_textures_are_ignored_quietly_and_colours_clipped():
     m = load(text)
     np.testing.assert_allclose(m.visuals[0].color, engine.urdf.DEFAULT_COLOR)
     np.testing.assert_allclose(m.visuals[1].color, [1, 0, 0.5, 1])
+
+
+def test_every_joint_kind_matches_pinocchio():
+    """A tree with planar, floating, continuous (unaligned), prismatic (unaligned), fixed and
+    revolute joints, rotated origins and rotated inertias: M and inverse dynamics equal those of
+    Pinocchio's URDF parser (pin.buildModelFromXML) on the same text."""
+    pin = pytest.importorskip("pinocchio")
+    text = robot(
+        link("base"), link("a", com="0.1 0.2 0.3", rpy="0.3 0.1 0.2", ixx=0.02, iyy=0.03, izz=0.04, ixy=0.001),
+        link("b", com="0.3 0 0", m=2.0), link("c", m=0.5, com="0 0.1 0"), link("d", m=0.7, com="0 0 0.2"),
+        link("e", m=0.3, com="0.1 0 0"), link("f", m=0.4, com="0 0 0.1"),
+        joint("jp", "base", "a", "planar", extra='<axis xyz="0 0 1"/>', origin='<origin xyz="0 0 1" rpy="0.1 0.2 0.3"/>'),
+        joint("jf", "a", "b", "floating", extra="", origin='<origin xyz="0.5 0 0"/>'),
+        joint("jc", "b", "c", "continuous", extra='<axis xyz="0.6 0 0.8"/>', origin='<origin xyz="0 0.3 0" rpy="1 0 0"/>'),
+        joint("jx", "c", "d", "prismatic", extra='<axis xyz="0 1 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'),
+        joint("jw", "d", "e", "fixed", extra="", origin='<origin xyz="0.2 0 0" rpy="0 1 0"/>'),
+        joint("jr", "e", "f", "revolute", extra='<axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'))
+    model = load(text)
+    pm = pin.buildModelFromXML(text)
+    pd = pm.createData()
+    rng = np.random.default_rng(7)
+    pidx = {pm.names[i]: pm.joints[i] for i in range(1, pm.njoints)}
+    P = np.zeros(model.nv, dtype=int)
+    for j in model.joints:
+        pj = pidx[j.name]
+        if j.kind == "free":
+            P[j.idx_v:j.idx_v + 6] = pj.idx_v + np.array([3, 4, 5, 0, 1, 2])
+        else:
+            P[j.idx_v:j.idx_v + j.nv] = pj.idx_v + np.arange(j.nv)
+    for _ in range(3):
+        q = engine.integrate(model, model.neutral(), rng.uniform(-1, 1, model.nv))
+        v, a = rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
+        qp = pin.neutral(pm)
+        for j in model.joints:
+            pj, s = pidx[j.name], q[j.idx_q:j.idx_q + j.nq]
+            if j.kind == "free":
+                qp[pj.idx_q:pj.idx_q + 7] = np.r_[s[:3], s[4:], s[3]]
+            elif j.kind == "planar":
+                qp[pj.idx_q:pj.idx_q + 4] = s[0], s[1], np.cos(s[2]), np.sin(s[2])
+            elif pj.nq == 2:
+                qp[pj.idx_q:pj.idx_q + 2] = np.cos(s[0]), np.sin(s[0])
+            else:
+                qp[pj.idx_q] = s[0]
+        vp, ap = np.zeros(pm.nv), np.zeros(pm.nv)
+        vp[P], ap[P] = v, a
+        Mp = pin.crba(pm, pd, qp)
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        np.testing.assert_allclose(engine.mass_matrix(model, q), Mp[np.ix_(P, P)], atol=1e-12)
+        np.testing.assert_allclose(engine.inverse_dynamics(model, q, v, a), pin.rnea(pm, pd, qp, vp, ap)[P],
+                                   atol=1e-11)

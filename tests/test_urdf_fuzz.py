@@ -10,7 +10,6 @@ duplicate elements, create cycles, change joint types, add unknown elements) and
 """
 from __future__ import annotations
 
-import glob
 import importlib.metadata
 import os
 import random
