@@ -285,3 +285,37 @@ def test_quaternions_stay_unit(case, rng):
             s = m.q_slice(name)
             quat = q[s][-4:]
             assert abs(np.linalg.norm(quat) - 1.0) < 1e-14
+
+
+# ------------------------------------------------------------------ many small trees (hypothesis)
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+MOVABLE = ("revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(1000, 10 ** 9), min_dof=st.integers(1, 14), data=st.data(),
+       kinds=st.sets(st.sampled_from(MOVABLE), min_size=1), fixed=st.booleans())
+def test_small_trees_hybrid_hypothesis(seed, min_dof, data, kinds, fixed):
+    """Arbitrary small trees (any mix of joint kinds, planar joints in random planes) and masks:
+    hybrid == partitioned solve, FD(ID(a)) == a."""
+    from random_trees import random_pair
+    kinds = tuple(sorted(kinds)) + (("fixed",) if fixed else ())
+    case = random_pair(seed, min_dof=min_dof, planar_normal="random", kinds=kinds)
+    m = case.model
+    rng = np.random.default_rng(seed)
+    q, v, a, tau = case.random_q(rng), case.random_v(rng), rng.normal(size=m.nv), rng.normal(size=m.nv)
+    flags = data.draw(st.lists(st.booleans(), min_size=len(m.joints), max_size=len(m.joints)))
+    u = np.zeros(m.nv, dtype=bool)
+    for j, f in zip(m.joints, flags):
+        u[j.idx_v:j.idx_v + j.nv] = f
+    w = ~u
+    M = engine.mass_matrix(m, q)
+    b = engine.bias_forces(m, q, v)
+    a_ref, tau_ref = a.copy(), tau.copy()
+    a_ref[w] = np.linalg.solve(M[np.ix_(w, w)], tau[w] - b[w] - M[np.ix_(w, u)] @ a[u])
+    tau_ref[u] = M[np.ix_(u, u)] @ a[u] + M[np.ix_(u, w)] @ a_ref[w] + b[u]
+    a_out, tau_out = engine.hybrid_dynamics(m, q, v, u, a, tau)
+    assert_close(a_out, a_ref, 1e-8, "hybrid ddq")
+    assert_close(tau_out, tau_ref, 1e-8, "hybrid tau")
+    assert_close(engine.forward_dynamics(m, q, v, engine.inverse_dynamics(m, q, v, a)), a, TOL, "FD(ID(a))")

@@ -285,3 +285,31 @@ def test_rotation_near_pi():
             assert_close(d, dv, 1e-9, f"log of a rotation pi - {eps:g}")
             ref = pin.difference(pm, to_pin(q0), to_pin(q1))
             assert_close(d, np.concatenate((ref[0:3], ref[6:9], ref[3:6])), 1e-9, f"vs pin at pi - {eps:g}")
+
+
+# ------------------------------------------------------------------ many small trees (hypothesis)
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+MOVABLE = ("revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(1000, 10 ** 9), min_dof=st.integers(1, 14), floating=st.booleans(),
+       armature=st.booleans(), kinds=st.sets(st.sampled_from(MOVABLE), min_size=1), fixed=st.booleans())
+def test_small_trees_hypothesis(seed, min_dof, floating, armature, kinds, fixed):
+    """Arbitrary small trees (any shape and mix of joint kinds): ID, FD, M and poses against Pinocchio."""
+    from random_trees import random_pair
+    kinds = tuple(sorted(kinds)) + (("fixed",) if fixed else ())
+    pair = random_pair(seed, min_dof=min_dof, floating=floating, armature=armature, kinds=kinds)
+    rng = np.random.default_rng(seed)
+    pm, pd = pair.pmodel, pair.pmodel.createData()
+    q, v, a = pair.random_q(rng), pair.random_v(rng), rng.normal(size=pair.model.nv)
+    qp, vp, ap = pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a)
+    assert_close(engine.inverse_dynamics(pair.model, q, v, a), pair.v_from_pin(pin.rnea(pm, pd, qp, vp, ap)), TOL, "rnea")
+    assert_close(engine.forward_dynamics(pair.model, q, v, a), pair.v_from_pin(pin.aba(pm, pd, qp, vp, ap)), TOL, "aba")
+    Mp = pin.crba(pm, pd, qp)
+    assert_close(engine.mass_matrix(pair.model, q), pair.mat_from_pin(np.triu(Mp) + np.triu(Mp, 1).T), TOL, "crba")
+    pin.forwardKinematics(pm, pd, qp)
+    poses = engine.forward_kinematics(pair.model, q)
+    for name in pair.body_names:
+        assert_close(poses[name], _pin_pose(pair, pd, name), TOL, f"pose of {name}")
