@@ -1,0 +1,236 @@
+"""The GUI's pure parts, without a window: joint input laws, the simulation thread's pacing and
+sample stream, the mouse spring and pose IK, picking, plot decimation, the recorder, validators."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from test_gui_support import simple_models
+
+
+@pytest.fixture(scope="module")
+def eng():
+    import engine
+    return engine
+
+
+@pytest.fixture(scope="module")
+def mods(eng):
+    return simple_models()
+
+
+# ------------------------------------------------------------------ input laws
+def test_controller_laws(eng, mods):
+    from app.inputs import Controller, JointInput
+    pend, _ = mods
+    m = pend.clone()
+    c = Controller(m, eng)
+    q = np.array([0.3, -0.2])
+    v = np.array([0.5, 1.0])
+    c.set_inputs({"joint1": JointInput("torque", "pd", target=1.0, kp=10.0, kd=2.0),
+                  "joint2": JointInput("torque", "gravity")}, q)
+    a, tau = c(0.0, q, v)
+    g = eng.gravity_forces(m, q)
+    assert tau[0] == pytest.approx(10.0 * (1.0 - 0.3) - 2.0 * 0.5)
+    assert tau[1] == pytest.approx(g[1])
+    assert not c.prescribed.any()
+    c.set_inputs({"joint1": JointInput("torque", "sine", amplitude=2.0, frequency=0.5, phase=0.1, offset=0.3),
+                  "joint2": JointInput("acceleration", "track", target=0.5, kp=100.0, kd=20.0)}, q)
+    a, tau = c(0.7, q, v)
+    assert tau[0] == pytest.approx(0.3 + 2.0 * np.sin(np.pi * 0.7 + 0.1))
+    assert a[1] == pytest.approx(100.0 * (0.5 + 0.2) - 20.0 * 1.0)
+    assert list(c.prescribed) == [False, True]
+    # hold: the pose when switched, kept when only a parameter changes
+    c.set_inputs({"joint1": JointInput("acceleration", "hold", kp=50.0, kd=5.0)}, q)
+    q2 = q + 0.1
+    a, _ = c(1.0, q2, v)
+    assert a[0] == pytest.approx(50.0 * (0.3 - 0.4) - 5.0 * 0.5)
+    c.set_inputs({"joint1": JointInput("acceleration", "hold", kp=60.0, kd=5.0)}, q2)
+    a, _ = c(1.0, q2, v)
+    assert a[0] == pytest.approx(60.0 * (0.3 - 0.4) - 5.0 * 0.5)
+    # sine trajectory: feed-forward plus PD on the trajectory
+    c.set_inputs({"joint1": JointInput("acceleration", "sine", amplitude=0.5, frequency=1.0, phase=0.0,
+                                       offset=0.2, kp=100.0, kd=20.0)}, q)
+    t = 0.3
+    w = 2 * np.pi
+    qd, vd, ad = 0.2 + 0.5 * np.sin(w * t), 0.5 * w * np.cos(w * t), -0.5 * w * w * np.sin(w * t)
+    a, _ = c(t, q, v)
+    assert a[0] == pytest.approx(ad + 100.0 * (qd - q[0]) + 20.0 * (vd - v[0]))
+
+
+def test_joint_input_refuses_bad_values():
+    from app.inputs import JointInput
+    with pytest.raises(ValueError, match="kp"):
+        JointInput("torque", "pd", kp=-1.0)
+    with pytest.raises(ValueError, match="value"):
+        JointInput("torque", "constant", value=float("nan"))
+    with pytest.raises(ValueError, match="no law"):
+        JointInput("acceleration", "gravity")
+
+
+def test_controller_on_a_free_joint_holds_the_pose(eng):
+    from engine import catalog
+    from app.inputs import Controller, JointInput
+    m = catalog.load_model("spinning_top")
+    c = Controller(m, eng)
+    q0 = m.neutral()
+    q0[2] = 1.0
+    c.set_inputs({m.joints[0].name: JointInput("acceleration", "hold", kp=4.0, kd=0.0)}, q0)
+    q1 = eng.integrate(m, q0, np.array([0.1, 0, 0, 0.0, 0.2, 0]))
+    a, _ = c(0.0, q1, np.zeros(m.nv))
+    assert np.allclose(a, 4.0 * eng.difference(m, q1, q0))
+
+
+# ------------------------------------------------------------------ simulation thread
+def test_worker_streams_every_step_and_follows_wall_clock(eng, mods):
+    from app.simworker import SimWorker
+    from app.recorder import Recorder
+    pend, _ = mods
+    w = SimWorker(eng, pend, q0=np.array([1.0, 0.0])).start()
+    rec = Recorder(w.layout)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.6:
+        time.sleep(0.02)
+        for b in w.samples.drain():
+            rec.append(b)
+    w.set_running(False)
+    time.sleep(0.1)
+    for b in w.samples.drain():
+        rec.append(b)
+    s = w.snapshot()
+    w.stop()
+    assert not w.alive
+    assert rec.total == s.steps
+    t = rec.data(columns=[0])[:, 0]
+    assert np.allclose(np.diff(t), 1e-3)
+    assert 0.3 < s.t < 1.0          # paced by the wall clock (about 0.6 s), not as fast as possible
+
+
+def test_worker_speed_and_resync(eng, mods):
+    from app.simworker import SimWorker
+    pend, _ = mods
+    w = SimWorker(eng, pend, q0=np.array([1.0, 0.0]))
+    w.speed = 0.25
+    w.start()
+    time.sleep(0.8)
+    s = w.snapshot()
+    w.stop()
+    assert 0.1 < s.t < 0.3
+    assert s.rtf == pytest.approx(0.25, rel=0.3)
+
+
+def test_worker_divergence_keeps_last_good_state(eng, mods):
+    from app.simworker import SimWorker
+    from app.inputs import JointInput
+    pend, _ = mods
+    w = SimWorker(eng, pend, dt=1e-2, integrator="euler", q0=np.array([1.0, 0.0]), running=False)
+    w.start()
+    # a huge constant torque on a light pendulum with explicit Euler: the state explodes
+    w.set_inputs({"joint2": JointInput("torque", "constant", value=1e6)})
+    w.set_running(True)
+    deadline = time.time() + 20
+    while not w.events and time.time() < deadline:
+        time.sleep(0.02)
+    s = w.snapshot()
+    w.stop()
+    kind, msg = w.events[0]
+    assert kind == "diverged"
+    assert "diverged" in msg and "joint" in msg and "smaller time step" in msg
+    assert not s.running and np.all(np.isfinite(s.q)) and np.all(np.isfinite(s.v))
+
+
+# ------------------------------------------------------------------ mouse
+def test_drag_spring_starts_at_rest_and_is_capped(eng, mods):
+    from app.drag import DragSpring
+    _, cart = mods
+    m = cart.clone()
+    q, v = np.zeros(1), np.zeros(1)
+    d = DragSpring(eng, m, "cart", np.zeros(3), t0=0.0)
+    d.update_mobility(q, np.zeros(1, bool))
+    w0 = d.wrench(0.0, q, v)
+    assert np.allclose(w0, 0.0)                          # target on the grab point: no spike
+    assert d.effective_mass(np.array([1.0, 0, 0])) == pytest.approx(2.0)
+    d.target = np.array([100.0, 0.0, 0.5])               # a wild mouse jump
+    w1 = d.wrench(1.0, q, v)
+    assert np.linalg.norm(w1[3:]) == pytest.approx(2.0 * d.A_MAX)
+    d.target = np.array([0.01, 0.0, 0.5])
+    w2 = d.wrench(1.0, q, v)
+    assert w2[3] == pytest.approx(2.0 * d.OMEGA ** 2 * 0.01)
+
+
+def test_pose_ik_reaches_a_reachable_point(eng, mods):
+    from app.drag import pose_ik, point_jacobian
+    pend, _ = mods
+    m = pend.clone()
+    q = np.array([0.2, 0.3])
+    target = np.array([0.8, 0.0, 0.9])
+    q2 = pose_ik(eng, m, q, "link2", np.array([0, 0, -1.0]), target, iters=100)
+    p, _, _ = point_jacobian(eng, m, q2, "link2", np.array([0, 0, -1.0]))
+    assert np.linalg.norm(p - target) < 1e-3
+
+
+def test_picking(mods, eng):
+    from app.picking import pick
+    from engine.visuals import Shape
+    pend, _ = mods
+    m = pend.clone()
+    fk = eng.forward_kinematics(m, np.zeros(2))
+    poses = [fk["world"], fk["link1"], fk["link2"]]
+    hit = pick(m.visuals, poses, np.array([5.0, 0, 1.0]), np.array([-1.0, 0, 0]))
+    assert hit is not None and hit[1] == 1 and hit[2][0] == pytest.approx(0.05)
+    hit = pick(m.visuals, poses, np.array([5.0, 0, 0.2]), np.array([-1.0, 0, 0]))
+    assert hit[1] == 2
+    assert pick(m.visuals, poses, np.array([5.0, 3.0, 1.0]), np.array([-1.0, 0, 0])) is None
+    # meshes: a ray against triangles; cylinders and capsules exactly
+    tri = Shape("mesh", "x", 1, np.eye(4), vertices=np.array([[0, -1, -1], [0, 1, -1], [0, 0, 1.0]]),
+                faces=np.array([[0, 1, 2]]))
+    cyl = Shape("cylinder", "x", 1, np.eye(4), radius=0.5, length=2.0)
+    cap = Shape("capsule", "x", 1, np.eye(4), radius=0.5, length=2.0)
+    I = [np.eye(4), np.eye(4)]
+    assert pick([tri], I, np.array([3.0, 0, 0]), np.array([-1.0, 0, 0]))[3] == pytest.approx(3.0)
+    assert pick([cyl], I, np.array([3.0, 0, 0]), np.array([-1.0, 0, 0]))[3] == pytest.approx(2.5)
+    assert pick([cyl], I, np.array([0, 0, 5.0]), np.array([0, 0, -1.0]))[3] == pytest.approx(4.0)
+    assert pick([cap], I, np.array([0, 0, 5.0]), np.array([0, 0, -1.0]))[3] == pytest.approx(3.5)
+
+
+# ------------------------------------------------------------------ plots and recording
+def test_decimate_keeps_peaks():
+    from app.plots import decimate
+    t = np.linspace(0, 10, 100_000)
+    y = np.sin(t)
+    y[54321] = 7.0
+    tt, yy = decimate(t, y, 500)
+    assert len(tt) <= 1000 and yy.max() == 7.0 and yy.min() == pytest.approx(-1.0, abs=1e-6)
+
+
+def test_recorder_ring_and_csv(tmp_path, mods):
+    from app.recorder import Recorder, SampleLayout, read_csv
+    pend, _ = mods
+    L = SampleLayout(pend)
+    r = Recorder(L, capacity=1000)
+    rows = np.random.default_rng(1).normal(size=(2500, L.width))
+    rows[:, 0] = np.arange(2500) * 1e-3
+    for k in range(0, 2500, 333):
+        r.append(rows[k:k + 333])
+    assert r.total == 2500 and len(r) == 1000
+    assert np.array_equal(r.data(), rows[-1000:])
+    assert np.array_equal(r.data(columns=[0, 3], since=2.2), rows[2200:, [0, 3]])
+    r.to_csv(tmp_path / "x.csv")
+    names, data = read_csv(tmp_path / "x.csv")
+    assert names == L.names and np.array_equal(data, rows[-1000:])
+
+
+def test_range_validator():
+    from PyQt6.QtGui import QValidator
+    from app.fields import RangeValidator
+    v = RangeValidator(0.0, 10.0)
+    st = lambda s: v.validate(s, 0)[0]
+    assert st("5") == QValidator.State.Acceptable
+    assert st("1e") == QValidator.State.Intermediate
+    assert st("-") == QValidator.State.Intermediate
+    assert st("11") == QValidator.State.Intermediate      # typed, but never applied
+    assert st("abc") == QValidator.State.Invalid
+    assert st("nan") == QValidator.State.Invalid
+    assert st("inf") == QValidator.State.Invalid
