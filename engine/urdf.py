@@ -351,7 +351,7 @@ def _read_joint(ctx, node):
     return j
 
 
-def _make_joint(ctx, j):
+def _make_joint(j):
     if j.type in ("revolute", "continuous"):
         return Revolute(j.axis)
     if j.type == "prismatic":
@@ -672,7 +672,7 @@ def _build(ctx, data, floating_base):
                       effort_limit=j.effort if j.type != "floating" else None)
             if j.type in ("revolute", "prismatic") and j.has_limit:
                 kw.update(lower=j.lower, upper=j.upper)
-        b.add_body(lk.name, parent=j.parent, joint=_make_joint(ctx, j), placement=j.T,
+        b.add_body(lk.name, parent=j.parent, joint=_make_joint(j), placement=j.T,
                    inertia=Inertia(lk.mass, lk.com, lk.I), joint_name=j.name,
                    source=dict(file=ctx.file, line=j.node.line, element="joint"), **kw)
     try:
