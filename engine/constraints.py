@@ -92,17 +92,24 @@ class Constraint:
     def __init__(self, name):
         self.name = name
         self.enabled = True
+        self.source = {}     # where it was declared: {"file", "line", "element"} (URDF <loop>)
 
     def bind(self, model):
         """Resolve link and joint names against the model (called when the model is built)."""
         return self
 
+    def _error(self, message):
+        return ModelError(f"constraint '{self.name}': {message}", **self.source)
+
     def _frame_of(self, model, link, placement, what):
-        if link is None or link == model.ground_name or link == "world":
-            return 0, np.array(placement, dtype=float)
-        f = model.frames.get(link)
+        """(body, placement in that body) of a frame given in link `link`. None, the model's ground
+        and "world" (when no link has that name: a floating-base model renames its ground) mean the
+        ground."""
+        f = None if link is None else model.frames.get(link)
         if f is None:
-            raise ModelError(f"constraint '{self.name}': {what} names unknown link '{link}'")
+            if link is not None and link != "world":
+                raise self._error(f"{what} names unknown link '{link}'")
+            f = model.frames[model.ground_name]
         return f.body, f.placement @ np.array(placement, dtype=float)
 
     def __repr__(self):
@@ -129,7 +136,7 @@ class _TwoFrames(Constraint):
         self.body_a, self.P_a = self._frame_of(model, self.link_a, self.frame_a, "frame a")
         self.body_b, self.P_b = self._frame_of(model, self.link_b, self.frame_b, "frame b")
         if self.body_a == self.body_b:
-            raise ModelError(f"constraint '{self.name}': both frames are on the same rigid body")
+            raise self._error("both frames are on the same rigid body")
         return self
 
     def frames(self, kin):
@@ -259,13 +266,17 @@ class GearConstraint(Constraint):
         super().__init__(name)
         self.joint_i, self.joint_j = joint_i, joint_j
         self.ratio, self.offset = float(ratio), float(offset)
+        if not (np.isfinite(self.ratio) and np.isfinite(self.offset)):
+            raise ModelError(f"constraint '{name}': ratio and offset must be finite, got {ratio!r}, {offset!r}")
+        if joint_i == joint_j:
+            raise ModelError(f"constraint '{name}': a gear couples two different joints, got '{joint_i}' twice")
 
     def bind(self, model):
         for jn in (self.joint_i, self.joint_j):
             if jn not in model.joint_names:
-                raise ModelError(f"constraint '{self.name}': unknown joint '{jn}'")
+                raise self._error(f"unknown joint '{jn}'")
             if model.joint(jn).nv != 1:
-                raise ModelError(f"constraint '{self.name}': joint '{jn}' is not a 1-dof joint")
+                raise self._error(f"joint '{jn}' is not a 1-dof joint")
         self.iq = model.joint(self.joint_i).idx_q, model.joint(self.joint_j).idx_q
         self.iv = model.joint(self.joint_i).idx_v, model.joint(self.joint_j).idx_v
         return self
@@ -325,14 +336,21 @@ class RollingContact(Constraint):
         super().__init__(name)
         self.link = link
         self.radius = float(radius)
-        self.axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-        self.center = np.asarray(center, dtype=float)
+        axis = np.asarray(axis, dtype=float).reshape(3)
+        self.center = np.asarray(center, dtype=float).reshape(3)
         self.ground = float(ground)
+        if not (np.isfinite(self.radius) and self.radius > 0):
+            raise ModelError(f"constraint '{name}': radius must be positive, got {radius!r}")
+        if not (np.all(np.isfinite(axis)) and np.linalg.norm(axis) > 1e-12):
+            raise ModelError(f"constraint '{name}': axis must be a non-zero 3-vector, got {axis.tolist()}")
+        if not (np.all(np.isfinite(self.center)) and np.isfinite(self.ground)):
+            raise ModelError(f"constraint '{name}': center and ground must be finite")
+        self.axis = axis / np.linalg.norm(axis)
 
     def bind(self, model):
         self.body, self.P = self._frame_of(model, self.link, pose(p=self.center), "link")
         if self.body == 0:
-            raise ModelError(f"constraint '{self.name}': the disk must be a moving body")
+            raise self._error("the disk must be a moving body")
         return self
 
     def _contact(self, c):
