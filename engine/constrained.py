@@ -32,20 +32,20 @@ class ConstraintWarning(UserWarning):
     """Redundant or inconsistent constraint rows, under-actuation solved in least squares."""
 
 
-_warned = {}
-
-
-def _warn_once(key, message):
-    """A warning that repeats is shown once, then counted (reliability item 20)."""
-    n = _warned.get(key, 0)
-    _warned[key] = n + 1
+def _warn_once(model, key, message):
+    """A warning that repeats is shown once per model, then counted (reliability item 20). The
+    counts live on the model (a module-level table keyed by id(model) would silence the warnings
+    of a new model that happens to reuse a collected one's id)."""
+    counts = model.__dict__.setdefault("_constraint_warnings", {})
+    n = counts.get(key, 0)
+    counts[key] = n + 1
     if n == 0:
         warnings.warn(message, ConstraintWarning, stacklevel=3)
 
 
-def warning_counts():
-    """{message key: how many times it occurred} for the warnings shown once."""
-    return dict(_warned)
+def warning_counts(model):
+    """{message key: how many times it occurred} for the model's constraint warnings."""
+    return dict(model.__dict__.get("_constraint_warnings", {}))
 
 
 def response(model, q, B, prescribed=None):
@@ -58,14 +58,14 @@ def response(model, q, B, prescribed=None):
     return X
 
 
-def _psd_solve(K, rhs, key, what):
+def _psd_solve(model, K, rhs, key, what):
     """Minimum-norm solution of K x = rhs for a symmetric positive semi-definite K."""
     s, V = np.linalg.eigh(K)
     smax = max(float(s[-1]), 0.0) if s.size else 0.0
     keep = s > RANK_TOL * max(smax, 1e-300)
     if not np.all(keep):
-        _warn_once(("rank", key), f"{what}: constraint rows are redundant or singular (rank {int(keep.sum())} "
-                                  f"of {K.shape[0]}); using the minimum-norm multipliers")
+        _warn_once(model, ("rank", key), f"{what}: constraint rows are redundant or singular (rank "
+                                         f"{int(keep.sum())} of {K.shape[0]}); using the minimum-norm multipliers")
     y = V.T @ rhs
     y[keep] /= s[keep]
     y[~keep] = 0.0
@@ -100,7 +100,7 @@ def constrained_forward_dynamics(model, q, v, tau, f_ext=None, baumgarte=None, c
     G = response(model, q, A.T)
     K = A @ G
     rhs = _stabilised_rhs(A, bias, f, np.asarray(v, dtype=float), baumgarte) - A @ a0
-    lam = _psd_solve(0.5 * (K + K.T), rhs, (id(model), "fd"), "constrained forward dynamics")
+    lam = _psd_solve(model, 0.5 * (K + K.T), rhs, "fd", "constrained forward dynamics")
     return a0 + G @ lam, lam
 
 
@@ -118,7 +118,7 @@ def constrained_hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None, bau
     G = response(model, q, A.T, prescribed)
     K = A @ G
     rhs = _stabilised_rhs(A, bias, f, np.asarray(v, dtype=float), baumgarte) - A @ a0
-    lam = _psd_solve(0.5 * (K + K.T), rhs, (id(model), "hd"), "constrained hybrid dynamics")
+    lam = _psd_solve(model, 0.5 * (K + K.T), rhs, "hd", "constrained hybrid dynamics")
     ATl = A.T @ lam
     free = ~prescribed
     tau_in = tau.copy()
@@ -169,7 +169,7 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, tau_passive=None, obj
         if underactuated == "error":
             raise InputError(msg + "; actuate more joints, or pass underactuated='lstsq' for a least-squares answer",
                              "actuated")
-        _warn_once(("underactuated", id(model)), msg + "; using the least-squares answer")
+        _warn_once(model, "underactuated", msg + "; using the least-squares answer")
     N = Wt[rank:].T                      # null space of A_p^T (m x (m - rank))
     lam = lam0
     if objective == "least_effort" and N.shape[1]:
@@ -200,13 +200,13 @@ def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=
     else:
         f, A, _, _ = constraint_system(model, q, zero, constraints)
         hol = np.isfinite(f)
-        _warn_once(("project", id(model)), f"project_constraints: |f(q)| = {np.linalg.norm(f[hol]):.3g} after "
-                                           f"{max_iter} Newton steps (the constraints may be unreachable)")
+        _warn_once(model, "project", f"project_constraints: |f(q)| = {np.linalg.norm(f[hol]):.3g} after "
+                                     f"{max_iter} Newton steps (the constraints may be unreachable)")
     f, A, _, _ = constraint_system(model, q, v, constraints)
     if A.shape[0]:
         G = response(model, q, A.T)
         K = A @ G
-        v = v - G @ _psd_solve(0.5 * (K + K.T), A @ v, (id(model), "proj"), "project_constraints")
+        v = v - G @ _psd_solve(model, 0.5 * (K + K.T), A @ v, "proj", "project_constraints")
     return q, v
 
 
