@@ -151,6 +151,8 @@ class ModelBuilder:
         self.visuals = []      # list of engine.visuals.Shape (drawn; never read by the dynamics)
         self.collisions = []
         self.description = {}  # gallery text: name, what it demonstrates, suggested joint modes
+        self.mimic = []        # URDF <mimic>: dicts joint, mimicked, multiplier, offset (joints stay independent)
+        self._joint_names = set()
         self.source = None
 
     def set_ground_name(self, name):
@@ -169,7 +171,7 @@ class ModelBuilder:
         if parent not in self._names:
             raise ModelError(f"body '{name}': unknown parent '{parent}'", **(source or {}))
         jn = joint_name or f"{name}_joint"
-        if any(b.joint_name == jn for b in self._bodies):
+        if jn in self._joint_names:
             raise ModelError(f"duplicate joint name '{jn}'", **(source or {}))
         T = np.eye(4) if placement is None else np.array(placement, dtype=float)
         if T.shape != (4, 4) or not np.all(np.isfinite(T)):
@@ -190,6 +192,7 @@ class ModelBuilder:
                          source or {})
         self._bodies.append(spec)
         self._names.add(name)
+        self._joint_names.add(jn)
         return len(self._bodies)
 
     def add_constraint(self, constraint):
@@ -278,6 +281,7 @@ class Model:
         self.visuals = list(builder.visuals)
         self.collisions = list(builder.collisions)
         self.description = dict(builder.description)
+        self.mimic = list(builder.mimic)
         self.source = builder.source
         self._setup_workspaces()
         self._check_mass()

@@ -648,6 +648,7 @@ def _build(ctx, data, floating_base):
 
     b = ModelBuilder(robot_name)
     b.source = ctx.file
+    b.mimic = mimic
     if floating_base:
         if "root_joint" in jnames:
             raise ctx.error("a joint is named 'root_joint', the name of the floating base joint; "
@@ -689,7 +690,6 @@ def _build(ctx, data, floating_base):
                         "carries) overflow; use realistic magnitudes", links[name].node if name in links
                         else robot, element="link")
 
-    model.mimic = mimic
     model.visuals = _shapes(ctx, links, model, mats, "visual")
     model.collisions = _shapes(ctx, links, model, mats, "collision")
     model.source = ctx.file
