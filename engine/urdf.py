@@ -59,7 +59,7 @@ INERTIA_ATOL = 1e-15    # kg m^2: absolute tolerance (dummy links write inertias
 
 # Children read per element; SILENT children are known and deliberately ignored.
 _KNOWN = {
-    "robot": {"link", "joint", "material"},
+    "robot": {"link", "joint", "material", "loop"},
     "link": {"inertial", "visual", "collision"},
     "joint": {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic"},
     "inertial": {"origin", "mass", "inertia"},
@@ -676,6 +676,8 @@ def _build(ctx, data, floating_base):
         b.add_body(lk.name, parent=j.parent, joint=_make_joint(j), placement=j.T,
                    inertia=Inertia(lk.mass, lk.com, lk.I), joint_name=j.name,
                    source=dict(file=ctx.file, line=j.node.line, element="joint"), **kw)
+    from .urdf_loops import add_loops  # closed loops: the <loop> extension (README, "Closed loops in URDF")
+    add_loops(robot, b, ctx.file)
     try:
         model = b.build()
     except ModelError as e:
