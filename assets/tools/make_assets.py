@@ -495,8 +495,359 @@ Viscous damping in every joint. Feet carry box collision shapes.
     }
 
 
+# ====================================================================== closed-loop linkages
+# Planar linkages move in the x-z plane; their joints turn about -y, so joint angles are
+# counter-clockwise as seen from the front (from -y, x to the right, z up) and a bar along its link's
+# x axis at absolute angle phi points along (cos phi, 0, sin phi). Each loop is cut at one pin and
+# closed by a <loop> (engine/urdf_loops.py); the initial configurations are solved here so that they
+# satisfy the loops (and the initial velocities the loops' velocity constraints).
+AXIS_CCW = (0, -1, 0)
+PLANE = [(1, 0, 0), (0, 0, 1)]         # the in-plane world directions of a planar closure
+DEG = PI / 180
+
+
+def _vec2(phi):
+    """Unit vector (x, z) of a bar at absolute angle phi."""
+    return (math.cos(phi), math.sin(phi))
+
+
+def _angle(p, q):
+    return math.atan2(q[1] - p[1], q[0] - p[0])
+
+
+def _circles(p0, r0, p1, r1, upper=True):
+    """The intersection of the circles (p0, r0) and (p1, r1) in the x-z plane: the one to the left
+    of p0 -> p1 (upper=True) or to its right."""
+    dx, dz = p1[0] - p0[0], p1[1] - p0[1]
+    d = math.hypot(dx, dz)
+    if not abs(r0 - r1) <= d <= r0 + r1:
+        raise ValueError(f"the loop does not close: |p0 p1| = {d:.4g}, radii {r0:.4g}, {r1:.4g}")
+    a = (r0 * r0 - r1 * r1 + d * d) / (2 * d)
+    h = math.sqrt(max(r0 * r0 - a * a, 0.0))
+    mx, mz = p0[0] + a * dx / d, p0[1] + a * dz / d
+    s = 1.0 if upper else -1.0
+    return (mx - s * h * dz / d, mz + s * h * dx / d)
+
+
+def _rates(cols, rhs):
+    """Solve the 2x2 system [c0 c1] x = rhs (columns and rhs as (x, z) pairs)."""
+    (a, c), (b, d) = cols
+    det = a * d - b * c
+    return ((rhs[0] * d - b * rhs[1]) / det, (a * rhs[1] - c * rhs[0]) / det)
+
+
+def _perp(phi):
+    """d/dphi of _vec2(phi)."""
+    return (-math.sin(phi), math.cos(phi))
+
+
+def _bar(mass, length, color, width=0.03, thick=0.01, y=0.0, bosses=True):
+    """A flat bar along the link's x axis from 0 to `length`, with pivot bosses (drawn) at both ends."""
+    parts = [box(mass, (length, thick, width), (length / 2, y, 0), color=color)]
+    if bosses:
+        parts += [cylinder(0.0, width * 0.55, thick * 1.6, (0, y, 0), axis="y", color="steel"),
+                  cylinder(0.0, width * 0.55, thick * 1.6, (length, y, 0), axis="y", color="steel")]
+    return parts
+
+
+def _post(x, height, y, color="dark"):
+    """Visual-only floor post at (x, y) reaching up to an axle at height `height`."""
+    return [box(0.0, (0.04, 0.04, height), (x, y, height / 2), color=color),
+            box(0.0, (0.16, 0.16, 0.012), (x, y, 0.006), color=color),
+            cylinder(0.0, 0.008, abs(y) + 0.02, (x, y / 2, height), axis="y", color="steel")]
+
+
+def four_bar():
+    """A Grashof crank-rocker: ground 0.40 m, crank 0.12 m, coupler 0.42 m, rocker 0.36 m
+    (s + l = 0.54 <= p + q = 0.76 and the shortest link is the crank: it turns fully while the
+    rocker swings). Aluminium bars 30 x 10 mm; pivots 0.45 m above the floor."""
+    H, d, a, b, c = 0.45, 0.40, 0.12, 0.42, 0.36
+    yc = -0.015                                # the coupler runs in front of the crank and the rocker
+    r = robot("four_bar", """
+JointLab four-bar linkage: a Grashof crank-rocker in the x-z plane (joints about -y, angles
+counter-clockwise seen from the front). Ground 0.40 m between the pivots A = (0, 0.45) and
+D = (0.40, 0.45), crank 0.12 m, coupler 0.42 m, rocker 0.36 m: the crank turns fully, the rocker
+swings. The tree is cut at the coupler-rocker pin, closed again by the planar <loop> "closure".
+No damping: with zero torques the energy is conserved.
+""", ["dark", "steel", "blue", "orange", "green", "red"])
+    r.link("base", *_post(0.0, H, 0.04), *_post(d, H, 0.04))
+    r.link("crank", *_bar(0.15, a, "red", width=0.035, thick=0.012))
+    r.link("coupler", *_bar(0.35, b, "blue"))
+    r.link("rocker", *_bar(0.30, c, "orange"))
+    lim = dict(lower=-2 * PI, upper=2 * PI, velocity=30)
+    r.joint("crank", "revolute", "base", "crank", (0, 0, H), axis=AXIS_CCW, effort=10, **lim)
+    r.joint("coupler", "revolute", "crank", "coupler", (a, yc, 0), axis=AXIS_CCW, effort=0, **lim)
+    r.joint("rocker", "revolute", "base", "rocker", (d, 0, H), axis=AXIS_CCW, effort=0, **lim)
+    r.loop("closure", "planar", frame_a=("coupler", (b, 0, 0)), frame_b=("rocker", (c, yc, 0)), directions=PLANE)
+    # initial state: crank at 60 degrees turning at 3 rad/s, the open (upper) assembly
+    th2, w2 = 60 * DEG, 3.0
+    B = (a * math.cos(th2), a * math.sin(th2))
+    C = _circles(B, b, (d, 0.0), c, upper=True)
+    th3, th4 = _angle(B, C), _angle((d, 0.0), C)
+    # a w2 e'(th2) + b w3 e'(th3) - c w4 e'(th4) = 0
+    pb, pc, pa = _perp(th3), _perp(th4), _perp(th2)
+    w3, w4 = _rates(((b * pb[0], b * pb[1]), (-c * pc[0], -c * pc[1])), (-a * w2 * pa[0], -a * w2 * pa[1]))
+    return r, {
+        "title": "Four-bar linkage (Grashof crank-rocker)",
+        "demonstrates": "A closed kinematic loop: three joints, one degree of freedom. The loop is a "
+                        "constraint with Lagrange multipliers (the pin force at the cut, plotted as lambda); "
+                        "Baumgarte stabilisation keeps it closed; the crank turns fully while the rocker "
+                        "swings back and forth (Grashof crank-rocker).",
+        "suggested_modes": "crank acceleration track at zero (it keeps turning at 3 rad/s; read the crank "
+                           "torque the motion needs and the closure force), coupler and rocker passive; or "
+                           "everything passive, released: the linkage swings under gravity",
+        "initial_q": {"crank": th2, "coupler": th3 - th2, "rocker": th4},
+        "initial_v": {"crank": w2, "coupler": w3 - w2, "rocker": w4},
+        "conservative": True,
+    }
+
+
+def slider_crank():
+    """An in-line slider-crank (an engine's crank, connecting rod and piston): crank 0.08 m, rod
+    0.28 m, a 0.4 kg piston sliding along x at the crank's height."""
+    H, rc, L = 0.3, 0.08, 0.28
+    yr = -0.02                                 # the rod runs in front of the crank
+    r = robot("slider_crank", """
+JointLab slider-crank: a steel crank (0.08 m) turning about A = (0, 0.3), a 0.28 m connecting rod
+and a 0.4 kg piston sliding along x at the height of A (the slider's coordinate is the piston-pin
+position along x, 0.2 to 0.36 m). The tree is cut at the piston pin, closed by the planar <loop>
+"piston_pin". No friction: with zero torques the energy is conserved.
+""", ["dark", "steel", "red", "blue", "brass"])
+    r.link("base", *_post(0.0, H, 0.05),
+           box(0.0, (0.26, 0.06, 0.012), (0.28, 0.0, H - 0.046), color="dark"),
+           box(0.0, (0.26, 0.06, 0.012), (0.28, 0.0, H + 0.046), color="dark"),
+           box(0.0, (0.04, 0.04, H - 0.05), (0.28, 0.05, (H - 0.05) / 2), color="dark"))
+    r.link("crank", cylinder(0.25, 0.045, 0.012, (0, 0, 0), axis="y", color="steel"),
+           *_bar(0.05, rc, "red", width=0.025, thick=0.012, y=-0.008))
+    r.link("rod", *_bar(0.15, L, "blue", width=0.02, thick=0.01))
+    r.link("piston", cylinder(0.4, 0.038, 0.07, (0.0, 0.0, 0.0), axis="x", color="brass"),
+           cylinder(0.0, 0.008, 0.05, (0, yr / 2, 0), axis="y", color="steel"))
+    lim = dict(lower=-2 * PI, upper=2 * PI, velocity=60)
+    r.joint("crank", "revolute", "base", "crank", (0, 0, H), axis=AXIS_CCW, effort=10, **lim)
+    r.joint("rod", "revolute", "crank", "rod", (rc, yr, 0), axis=AXIS_CCW, effort=0, **lim)
+    r.joint("slider", "prismatic", "base", "piston", (0, 0, H), axis=(1, 0, 0), lower=L - rc - 0.02,
+            upper=L + rc + 0.02, effort=0, velocity=10)
+    r.loop("piston_pin", "planar", frame_a=("rod", (L, 0, 0)), frame_b=("piston", (0, yr, 0)), directions=PLANE)
+    th, w = 30 * DEG, 4.0
+    x = rc * math.cos(th) + math.sqrt(L * L - (rc * math.sin(th)) ** 2)
+    phi = math.atan2(-rc * math.sin(th), x - rc * math.cos(th))
+    # rc w e'(th) + L wr e'(phi) = (xdot, 0)
+    pt, pp = _perp(th), _perp(phi)
+    wr, xd = _rates(((L * pp[0], L * pp[1]), (-1.0, 0.0)), (-rc * w * pt[0], -rc * w * pt[1]))
+    return r, {
+        "title": "Slider-crank (crank, connecting rod, piston)",
+        "demonstrates": "A closed loop with a prismatic joint: rotation turned into reciprocation. The "
+                        "piston force reaches the crank through the rod (the closure force lambda at the "
+                        "piston pin); the crank torque needed to turn at constant speed swings with the "
+                        "piston's inertia.",
+        "suggested_modes": "crank acceleration track at zero (constant speed 4 rad/s): read the crank "
+                           "torque and the pin force; or everything passive: the flywheel-crank coasts",
+        "initial_q": {"crank": th, "rod": phi - th, "slider": x},
+        "initial_v": {"crank": w, "rod": wr - w, "slider": xd},
+        "conservative": True,
+    }
+
+
+def five_bar():
+    """A parallel five-bar (the classic two-motor planar robot): base pivots 0.15 m apart, proximal
+    links 0.2 m (each driven by a motor on the ground), distal links 0.3 m meeting at the pen."""
+    H, s, l1, l2 = 0.35, 0.15, 0.20, 0.30
+    yd = -0.015
+    r = robot("five_bar", """
+JointLab five-bar: a parallel planar robot in the x-z plane. Motors on the ground at
+A = (-0.075, 0.35) and E = (0.075, 0.35) turn the proximal links (0.2 m); the distal links (0.3 m)
+meet at the pen P. The tree is cut at P, closed by the planar <loop> "pen_pin". Two degrees of
+freedom: the two motors actuate it exactly; driving an elbow too makes the actuation redundant.
+""", ["dark", "steel", "blue", "orange", "green", "red"])
+    r.link("base", *_post(-s / 2, H, 0.04), *_post(s / 2, H, 0.04),
+           box(0.0, (s + 0.08, 0.03, 0.05), (0, 0.04, H), color="dark"))
+    r.link("left_proximal", *_bar(0.22, l1, "blue", width=0.03, thick=0.012))
+    r.link("left_distal", *_bar(0.14, l2, "green"), sphere(0.04, 0.012, (l2, 0, 0), color="red"))
+    r.link("right_proximal", *_bar(0.22, l1, "orange", width=0.03, thick=0.012))
+    r.link("right_distal", *_bar(0.14, l2, "green"))
+    lim = dict(lower=-2 * PI, upper=2 * PI, velocity=20)
+    r.joint("motor_left", "revolute", "base", "left_proximal", (-s / 2, 0, H), axis=AXIS_CCW, effort=5, **lim)
+    r.joint("elbow_left", "revolute", "left_proximal", "left_distal", (l1, yd, 0), axis=AXIS_CCW, effort=5, **lim)
+    r.joint("motor_right", "revolute", "base", "right_proximal", (s / 2, 0, H), axis=AXIS_CCW, effort=5, **lim)
+    r.joint("elbow_right", "revolute", "right_proximal", "right_distal", (l1, 2 * yd, 0), axis=AXIS_CCW,
+            effort=5, **lim)
+    r.loop("pen_pin", "planar", frame_a=("left_distal", (l2, 0, 0)), frame_b=("right_distal", (l2, -yd, 0)),
+           directions=PLANE)
+    # the pen 0.38 m above the base, elbows out
+    A, E, P = (-s / 2, 0.0), (s / 2, 0.0), (0.02, 0.38)
+    B = _circles(A, l1, P, l2, upper=True)      # left elbow: to the left of A -> P
+    D = _circles(E, l1, P, l2, upper=False)     # right elbow: to the right of E -> P
+    q = {"motor_left": _angle(A, B), "elbow_left": _angle(B, P) - _angle(A, B),
+         "motor_right": _angle(E, D), "elbow_right": _angle(D, P) - _angle(E, D)}
+    return r, {
+        "title": "Five-bar parallel robot (two motors)",
+        "demonstrates": "A two-degree-of-freedom closed chain: with the two ground motors it is exactly "
+                        "actuated (unique motor torques for a motion); with an elbow driven too it is "
+                        "redundantly actuated (the torques are not unique: least constraint force or least "
+                        "effort); with one motor it is under-actuated.",
+        "suggested_modes": "motor_left and motor_right acceleration track (sines: the pen draws a figure), "
+                           "elbows passive; read the motor torques and the pen-pin force; or everything "
+                           "passive: the arms fall and fold",
+        "initial_q": q,
+        "conservative": True,
+    }
+
+
+def closed_chain_leg():
+    """A planar leg with the knee-ankle and toe linkages of Agility's Cassie and Digit (dimensions
+    and masses of that size): hip pitch and knee motors drive thigh and shin; the tarsus (ankle
+    passive) is held by an Achilles rod from the hip housing to its heel; the foot (toe joint
+    passive) is pitched by a plantar rod from a toe motor on the tarsus. Hung from a fixed pelvis."""
+    import numpy as np
+    H = 1.0
+    Lt, Ls, La, Lf = 0.35, 0.45, 0.40, 0.16        # thigh, shin, tarsus, foot
+    heel = (-0.07, 0.03)                           # heel lever on the tarsus (local x, z; the bar runs along -z)
+    hip_mount = (-0.06, H + 0.02)                  # Achilles rod mount on the pelvis (world x, z)
+    crank_at, Lc = -0.05, 0.05                     # toe motor 5 cm down the tarsus; toe crank length
+    lever = 0.04                                   # plantar-rod pin on the foot, 4 cm off its axis
+    r = robot("closed_chain_leg", """
+JointLab closed-chain leg in the style of Agility Robotics' Cassie and Digit, planar (x-z plane,
+joints about -y, angles counter-clockwise seen from the front; at q = 0 every segment hangs
+straight down). Hip pitch and knee are motors; the ankle (tarsus) is passive and held by the
+Achilles rod (a rod with ball ends from the pelvis behind the hip to the heel of the tarsus: the
+distance <loop> "achilles"), so the knee also turns the tarsus; the toe joint is passive, pitched by
+the plantar rod from the toe motor on the tarsus (the planar <loop> "plantar"). Two loops, six
+joints, three degrees of freedom, three motors. The pelvis is fixed 1 m above the floor.
+""", ["dark", "steel", "blue", "orange", "white", "red"])
+
+    def seg(mass, L, color, width=0.05, thick=0.03, y=0.0):
+        return [box(mass, (width, thick, L), (0, y, -L / 2), color=color),
+                cylinder(0.0, width * 0.6, thick * 1.3, (0, y, 0), axis="y", color="steel")]
+
+    # nominal pose (absolute angles from straight down, counter-clockwise): digitigrade
+    ph_t, ph_s, ph_f = 0.45, -0.55, PI / 2
+    down = lambda ph: np.array([math.sin(ph), -math.cos(ph)])          # a segment's -z axis (x, z)
+    side = lambda ph: np.array([math.cos(ph), math.sin(ph)])           # its +x axis
+    knee = np.array([0.0, H]) + Lt * down(ph_t)
+    ankle = knee + Ls * down(ph_s)
+    mount = np.array(hip_mount)
+
+    def close(f, ph, length):
+        """Newton on |f(ph)| = length (f: the point at the rod's free end as the angle ph turns)."""
+        for _ in range(50):
+            e = f(ph)
+            de = (f(ph + 1e-7) - f(ph - 1e-7)) / 2e-7
+            ph -= (float(np.linalg.norm(e)) - length) / float(e @ de / np.linalg.norm(e))
+        return ph
+
+    # Achilles rod: its length for a tarsus at 0.45 rad, rounded; then the tarsus angle that closes it
+    heel_at = lambda ph: ankle + heel[0] * side(ph) - heel[1] * down(ph) - mount
+    L_ach = round(float(np.linalg.norm(heel_at(0.45))), 4)
+    ph_a = close(heel_at, 0.45, L_ach)
+    toe = ankle + La * down(ph_a)
+    crank_end = ankle - crank_at * down(ph_a) + Lc * side(ph_a)      # toe crank at q = 0: along the tarsus' +x
+    pin_at = lambda ph: toe + lever * side(ph) - crank_end
+    L_pl = round(float(np.linalg.norm(pin_at(ph_f))), 4)
+    ph_f = close(pin_at, ph_f, L_pl)
+    e = pin_at(ph_f)
+    ph_r = math.atan2(e[0], -e[1])                   # the plantar rod's -z axis along e
+
+    def seg(mass, L, color, width=0.05, thick=0.03):
+        return [box(mass, (width, thick, L), (0, 0, -L / 2), color=color),
+                cylinder(0.0, width * 0.6, thick * 1.3, (0, 0, 0), axis="y", color="steel")]
+
+    r.link("pelvis", box(0.0, (0.22, 0.16, 0.12), (0.0, 0.1, H + 0.06), color="dark"),
+           box(0.0, (0.05, 0.05, H), (0.0, 0.16, H / 2), color="dark"),
+           box(0.0, (0.4, 0.4, 0.012), (0.0, 0.16, 0.006), color="dark"),
+           cylinder(0.0, 0.012, 0.05, (hip_mount[0], 0.035, hip_mount[1]), axis="y", color="steel"))
+    r.link("thigh", *seg(2.9, Lt, "blue", width=0.08, thick=0.06),
+           cylinder(0.6, 0.05, 0.05, (0, 0.0, -Lt), axis="y", color="dark"))       # the knee motor
+    r.link("shin", *seg(0.6, Ls, "white", width=0.04, thick=0.03))
+    r.link("tarsus", *seg(0.45, La, "white", width=0.035, thick=0.03),
+           rod(0.05, (0, 0, 0), (heel[0], 0, heel[1]), 0.01, color="orange"),         # the heel lever
+           cylinder(0.15, 0.03, 0.04, (0, 0.0, crank_at), axis="y", color="dark"))  # the toe motor
+    r.link("toe_crank", *_bar(0.04, Lc, "red", width=0.015, thick=0.008, y=-0.025))
+    r.link("plantar_rod", box(0.03, (0.008, 0.008, L_pl), (0, 0, -L_pl / 2), color="steel"))
+    r.link("foot", box(0.12, (0.03, 0.06, Lf), (0, 0, -Lf / 2), color="dark"),
+           box(0.03, (lever + 0.01, 0.01, 0.02), (lever / 2, -0.03, 0), color="red"))
+    lim = dict(lower=-2 * PI, upper=2 * PI, velocity=20)
+    r.joint("hip_pitch", "revolute", "pelvis", "thigh", (0, 0, H), axis=AXIS_CCW, effort=120, **lim)
+    r.joint("knee", "revolute", "thigh", "shin", (0, 0, -Lt), axis=AXIS_CCW, effort=120, **lim)
+    r.joint("ankle", "revolute", "shin", "tarsus", (0, 0, -Ls), axis=AXIS_CCW, effort=0, **lim)
+    r.joint("toe_motor", "revolute", "tarsus", "toe_crank", (0, 0, crank_at), axis=AXIS_CCW, effort=40, **lim)
+    r.joint("plantar", "revolute", "toe_crank", "plantar_rod", (Lc, -0.025, 0), axis=AXIS_CCW, effort=0, **lim)
+    r.joint("toe", "revolute", "tarsus", "foot", (0, 0, -La), axis=AXIS_CCW, effort=0, **lim)
+    r.loop("achilles", "distance", frame_a=("tarsus", (heel[0], 0.0, heel[1])),
+           frame_b=("pelvis", (hip_mount[0], 0.0, hip_mount[1])), length=L_ach)
+    r.loop("plantar", "planar", frame_a=("plantar_rod", (0, 0, -L_pl)), frame_b=("foot", (lever, -0.025, 0)),
+           directions=PLANE)
+    q = {"hip_pitch": ph_t, "knee": ph_s - ph_t, "ankle": ph_a - ph_s, "toe_motor": 0.0,
+         "plantar": ph_r - ph_a, "toe": ph_f - ph_a}
+    return r, {
+        "title": "Closed-chain leg (Cassie/Digit-style knee-ankle linkage)",
+        "demonstrates": "A leg with two loops: the Achilles rod (a distance constraint) makes the passive "
+                        "ankle follow the hip and knee, and the plantar rod (a planar closure) lets a motor "
+                        "on the tarsus pitch the passive toe. Six joints, three degrees of freedom, three "
+                        "motors: the rod forces are the loops' multipliers lambda.",
+        "suggested_modes": "hip_pitch, knee and toe_motor acceleration track (a walking-like swing), the "
+                           "others passive: read the motor torques and the rod forces; or hip_pitch and knee "
+                           "held (acceleration track at zero) with everything else passive. With every joint "
+                           "passive the light toe linkage whips through its toggle positions: use dt 5e-4",
+        "initial_q": {k: float(v) for k, v in q.items()},
+        "conservative": True,
+    }
+
+
+def rolling_disk():
+    """An aluminium disk (radius 0.15 m, 12 mm thick) rolling without slipping on the floor: a
+    free body with a rolling-contact <loop>, started in steady circular rolling (tilted, turning)."""
+    import numpy as np
+    a, t, rho = 0.15, 0.012, 2700.0
+    m = rho * PI * a * a * t
+    r = robot("rolling_disk", """
+JointLab rolling disk: an aluminium disk (radius 0.15 m, 12 mm thick, 2.29 kg) on a free joint,
+rolling without slipping on the floor z = 0 (the rolling <loop> "contact": the rim point touching
+the floor has zero velocity; its height is held at 0). The link frame sits at the disk's centre,
+z along its axis. Started tilted and rolling at 1.2 m/s on a circle: the steady motion in which
+gravity's torque about the contact turns the spin axis (precession) instead of toppling the disk.
+""", ["dark", "steel", "white", "red", "blue"])
+    r.link("world", box(0.0, (5.0, 5.0, 0.01), (0, 0, -0.005), color="white"))
+    r.link("disk", cylinder(m, a, t, (0, 0, 0), color="steel"),
+           box(0.0, (2 * a * 0.94, 0.02, t + 0.002), (0, 0, 0), color="red"),
+           cylinder(0.0, 0.02, t + 0.004, (0, 0, 0), color="dark"))
+    r.joint("free", "floating", "world", "disk", (0, 0, 0))
+    r.loop("contact", "rolling", disk={"link": "disk", "radius": a, "axis": (0, 0, 1), "center": (0, 0, 0),
+                                       "ground": 0.0})
+    # steady rolling on a circle (frame e1 = direction of travel, e2 horizontal, e3 up): tilt th,
+    # axis n = cos th e2 + sin th e3, spin component w3 = w.n, precession rate W about e3.
+    # Balance of angular momentum about the centre:
+    #     A W^2 sin th cos th - (C + m a^2) W w3 cos th - m g a sin th = 0,   v_centre = a w3 e1
+    A = m * (3 * a * a + t * t) / 12
+    C = m * a * a / 2
+    th, v, g = 0.15, 1.2, 9.81
+    w3 = v / a
+    al, be, ga = A * math.sin(th) * math.cos(th), -(C + m * a * a) * w3 * math.cos(th), -m * g * a * math.sin(th)
+    W = 2 * ga / (-be + math.sqrt(be * be - 4 * al * ga))     # the slow root (circle radius ~1.5 m)
+    n = np.array([0.0, math.cos(th), math.sin(th)])
+    R = np.column_stack(([1.0, 0.0, 0.0], np.cross(n, [1.0, 0.0, 0.0]), n))   # disk x, y, z in the world
+    centre = a * np.array([0.0, -math.sin(th), math.cos(th)])                 # contact point at the origin
+    w = W * np.array([0.0, 0.0, 1.0]) + (w3 - W * math.sin(th)) * n
+    vc = a * w3 * np.array([1.0, 0.0, 0.0])
+    # rotation matrix -> quaternion (w, x, y, z); R is well away from a half-turn here
+    qw = 0.5 * math.sqrt(1.0 + R[0, 0] + R[1, 1] + R[2, 2])
+    quat = [qw, (R[2, 1] - R[1, 2]) / (4 * qw), (R[0, 2] - R[2, 0]) / (4 * qw), (R[1, 0] - R[0, 1]) / (4 * qw)]
+    return r, {
+        "title": "Rolling disk (rolling contact, free body)",
+        "demonstrates": "Nonholonomic rolling without slipping: a free body whose contact point has zero "
+                        "velocity (three constraint rows, two of them not integrable). Started in steady "
+                        "circular rolling, tilted 0.15 rad at 1.2 m/s: gyroscopic precession turns the disk "
+                        "on a circle of about 1.5 m instead of letting it fall.",
+        "suggested_modes": "the free joint passive (zero wrench); dt 1e-3 with rk4. Slow it down (initial "
+                           "speed below about 0.7 m/s) and it wobbles and falls",
+        "initial_q": {"free": [float(x) for x in (*centre, *quat)]},
+        "initial_v": {"free": [float(x) for x in (*(R.T @ w), *(R.T @ vc))]},
+        "conservative": True,
+    }
+
+
 # ====================================================================== all models
-MODELS = [double_pendulum, single_pendulum, acrobot, cart_pole, planar_3r, spinning_top, arm7, quadruped, humanoid]
+MODELS = [double_pendulum, single_pendulum, acrobot, cart_pole, planar_3r, spinning_top, arm7, quadruped, humanoid,
+          four_bar, slider_crank, five_bar, closed_chain_leg, rolling_disk]
 
 
 def build_all():

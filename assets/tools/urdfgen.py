@@ -158,6 +158,15 @@ class Link:
     parts: list = field(default_factory=list)
 
 
+@dataclass
+class Loop:
+    """A JointLab <loop> closure (engine/urdf_loops.py): `kind` and its elements, each a
+    (tag, {attribute: value}) pair written in order."""
+    name: str
+    kind: str
+    elements: list = field(default_factory=list)
+
+
 class Robot:
     def __init__(self, name, comment=""):
         self.name = name
@@ -165,6 +174,7 @@ class Robot:
         self.materials = {}
         self.links: list[Link] = []
         self.joints: list[Joint] = []
+        self.loops: list[Loop] = []
 
     def material(self, name, rgba):
         self.materials[name] = rgba
@@ -177,6 +187,28 @@ class Robot:
               effort=None, velocity=None, damping=0.0, friction=0.0):
         self.joints.append(Joint(name, kind, parent, child, tuple(xyz), tuple(rpy), axis, lower, upper, effort,
                                  velocity, damping, friction))
+
+    def loop(self, name, kind, frame_a=None, frame_b=None, directions=None, length=None, gear=None, disk=None):
+        """A loop closure. frame_a / frame_b: (link, xyz) or (link, xyz, rpy); directions: list of
+        world 3-vectors; length: metres; gear: dict(joint_i, joint_j, ratio, offset); disk:
+        dict(link, radius, axis, center, ground)."""
+        els = []
+        for tag, fr in (("frame_a", frame_a), ("frame_b", frame_b)):
+            if fr is not None:
+                attrs = {"link": fr[0], "xyz": _v(fr[1])}
+                if len(fr) > 2:
+                    attrs["rpy"] = _v(fr[2])
+                els.append((tag, attrs))
+        if directions is not None:
+            els.append(("directions", {"xyz": "  ".join(_v(d) for d in directions)}))
+        if length is not None:
+            els.append(("length", {"value": _f(length)}))
+        if gear is not None:
+            els.append(("gear", {k: (_f(x) if not isinstance(x, str) else x) for k, x in gear.items()}))
+        if disk is not None:
+            els.append(("disk", {k: (x if isinstance(x, str) else _f(x) if np.ndim(x) == 0 else _v(x))
+                                 for k, x in disk.items()}))
+        self.loops.append(Loop(name, kind, els))
 
     # -------------------------------------------------------------- output
     def mass(self):
@@ -237,6 +269,11 @@ class Robot:
                 if j.damping or j.friction:
                     out.append(f'    <dynamics damping="{_f(j.damping)}" friction="{_f(j.friction)}"/>')
             out.append("  </joint>")
+        for lp in self.loops:
+            out.append(f"  <loop name={quoteattr(lp.name)} type=\"{lp.kind}\">")
+            for tag, attrs in lp.elements:
+                out.append(f"    <{tag} " + " ".join(f"{k}={quoteattr(str(v))}" for k, v in attrs.items()) + "/>")
+            out.append("  </loop>")
         out.append("</robot>")
         return "\n".join(out) + "\n"
 
