@@ -306,6 +306,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.plots.set_model(model, self.worker.layout, defaults)
         self.worker.start()
         self._show_view(True)
+        self.view.widget.setFocus()      # keys (Space, S, ...) go to the view, not a text field
         self._loading = None
         title = (model.description or {}).get("title") or model.name
         self.setWindowTitle(f"JointLab — {title}")

@@ -277,3 +277,26 @@ def test_gallery_loads_a_shipped_model_and_closing_while_running_is_clean(qtbot,
     assert "Single pendulum" in window.windowTitle()
     window.close()
     assert not worker.alive
+
+
+def test_integrator_step_speed_and_recent_files(qtbot, window):
+    path = os.path.join(ROOT, "assets", "double_pendulum.urdf")
+    window.open_model(path)
+    qtbot.waitUntil(lambda: window.model is not None and window.model_source == path, timeout=30000)
+    assert window.recent_files()[0] == os.path.abspath(path)
+    assert window.recent_menu.actions()[0].text() == os.path.abspath(path)
+    window.integrator_box.setCurrentText("semi_implicit_euler")
+    window.dt_box.setCurrentIndex(window.dt_box.findData(2e-3))
+    window.speed_box.setCurrentIndex(window.speed_box.findData(0.5))
+    snap = wait_snapshot(qtbot, window, lambda s: s.integrator == "semi_implicit_euler" and s.dt == 2e-3
+                         and s.speed == 0.5)
+    spin(qtbot, 1.0)
+    s2 = window.worker.snapshot()
+    assert s2.rtf == pytest.approx(0.5, rel=0.35)
+    assert "RTF" in window.rtf_label.text()
+    # Space pauses (a real key press on the window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    QTest.keyClick(window, QtCore.Qt.Key.Key_Space)
+    wait_snapshot(qtbot, window, lambda s: not s.running)
+    del snap

@@ -234,3 +234,24 @@ def test_range_validator():
     assert st("abc") == QValidator.State.Invalid
     assert st("nan") == QValidator.State.Invalid
     assert st("inf") == QValidator.State.Invalid
+
+
+def test_worker_that_cannot_keep_up_runs_slower_and_says_so(eng, mods):
+    from app.simworker import SimWorker, BUDGET
+    pend, _ = mods
+    # 1e-5 s steps at 4x real time would need 400 000 steps per second: impossible here
+    w = SimWorker(eng, pend, dt=1e-5, q0=np.array([1.0, 0.0]))
+    w.speed = 4.0
+    w.start()
+    serials = []
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 1.2:
+        serials.append((time.perf_counter(), w.snapshot().serial))
+        time.sleep(0.005)
+    s = w.snapshot()
+    w.stop()
+    assert s.behind and s.rtf < 4.0
+    # it never spirals: the simulation does not fall ever further behind, and a snapshot comes
+    # at least every few frames (each batch of physics is capped at BUDGET of wall time)
+    stamps = [t for (t, k), (_, k0) in zip(serials[1:], serials[:-1]) if k != k0]
+    assert max(np.diff(stamps)) < 10 * BUDGET
