@@ -1,7 +1,7 @@
 """One GL item that draws every body of a robot: all meshes live in a single vertex/index buffer
-uploaded to the GPU once; each frame only the bodies' transforms change, and each body is one
-draw call with its own model matrix. (One pyqtgraph GLMeshItem per body costs ~0.7 ms of Python
-per item per frame under software GL; this costs a few tens of microseconds per body.)"""
+uploaded to the GPU once, each vertex tagged with its body; each frame uploads only the bodies'
+model-view matrices (one uniform array) and draws everything with one call per 64 bodies.
+(One pyqtgraph GLMeshItem per body costs ~0.7 ms of Python per body per frame under software GL.)"""
 from __future__ import annotations
 
 import ctypes
@@ -12,20 +12,48 @@ from pyqtgraph.opengl.GLGraphicsItem import GLGraphicsItem
 from PyQt6 import QtGui, QtOpenGL
 
 
+MAX_BODIES = 64      # bodies per draw call (uniform array size)
+
+VERTEX_SHADER = """
+    uniform mat4 u_proj;
+    uniform mat4 u_mv[%d];
+    attribute vec4 a_position;
+    attribute vec3 a_normal;
+    attribute vec4 a_color;
+    attribute float a_body;
+    varying vec4 v_color;
+    varying vec3 v_normal;
+    void main() {
+        mat4 mv = u_mv[int(a_body + 0.5)];
+        v_normal = normalize(mat3(mv) * a_normal);   // rigid motion: its rotation turns normals
+        v_color = a_color;
+        gl_Position = u_proj * (mv * a_position);
+    }
+""" % MAX_BODIES
+
+
+def body_shader(fragment_shader):
+    """The program of RobotMeshItem: per-body model-view from a uniform array, given fragment
+    shader (lighting). A fresh object per scene: a compiled program belongs to one GL context."""
+    from pyqtgraph.opengl import shaders
+    return shaders.ShaderProgram("jointlab_bodies", [shaders.VertexShader(VERTEX_SHADER), fragment_shader])
+
+
 class RobotMeshItem(GLGraphicsItem):
     """parts: {body index: (vertices (N, 3), normals (N, 3), faces (M, 3), colors (N, 4))} in the
     body's frame. ``set_poses(poses)``: 4x4 world pose per body index."""
 
     def __init__(self, parts, shader, parentItem=None):
         super().__init__(parentItem=parentItem)
-        V, N, C, F, ranges, base, fcount = [], [], [], [], [], 0, 0
+        V, N, C, F, B, ranges, base, fcount = [], [], [], [], [], [], 0, 0
         translucent = False
-        for body in sorted(parts):
+        for slot, body in enumerate(sorted(parts)):
             v, n, f, c = parts[body]
             V.append(v)
             N.append(n)
             C.append(c)
             F.append(f + base)
+            B.append(np.full(len(v), slot % MAX_BODIES, dtype=np.float32))
             ranges.append((body, fcount * 3, len(f) * 3))
             base += len(v)
             fcount += len(f)
@@ -34,14 +62,22 @@ class RobotMeshItem(GLGraphicsItem):
         self.normals = np.ascontiguousarray(np.vstack(N), dtype=np.float32) if N else np.zeros((0, 3), np.float32)
         self.colors = np.ascontiguousarray(np.vstack(C), dtype=np.float32) if C else np.zeros((0, 4), np.float32)
         self.faces = np.ascontiguousarray(np.vstack(F), dtype=np.uint32) if F else np.zeros((0, 3), np.uint32)
+        self.body_slot = np.ascontiguousarray(np.concatenate(B), dtype=np.float32) if B else np.zeros(0, np.float32)
         self.ranges = ranges
+        # draw calls: consecutive groups of up to MAX_BODIES bodies (their faces are contiguous)
+        self.chunks = []
+        for i in range(0, len(ranges), MAX_BODIES):
+            group = ranges[i:i + MAX_BODIES]
+            start = group[0][1]
+            count = group[-1][1] + group[-1][2] - start
+            self.chunks.append(([b for b, _, _ in group], start, count))
         self.bodies = [b for b, _, _ in ranges]
         self.poses = np.tile(np.eye(4), (max(self.bodies, default=0) + 1, 1, 1))
         self.shader = shader
         self.setGLOptions("translucent" if translucent else "opaque")
         self._uploaded = False
         self._vbo = {k: QtOpenGL.QOpenGLBuffer(QtOpenGL.QOpenGLBuffer.Type.VertexBuffer)
-                     for k in ("position", "normal", "color")}
+                     for k in ("position", "normal", "color", "body")}
         self._ibo = QtOpenGL.QOpenGLBuffer(QtOpenGL.QOpenGLBuffer.Type.IndexBuffer)
         self.draw_calls = 0
 
@@ -58,7 +94,8 @@ class RobotMeshItem(GLGraphicsItem):
         self.update()
 
     def _upload(self):
-        for key, arr in (("position", self.vertices), ("normal", self.normals), ("color", self.colors)):
+        for key, arr in (("position", self.vertices), ("normal", self.normals), ("color", self.colors),
+                         ("body", self.body_slot)):
             vbo = self._vbo[key]
             if not vbo.isCreated():
                 vbo.create()
@@ -84,7 +121,8 @@ class RobotMeshItem(GLGraphicsItem):
         ctx = QtGui.QOpenGLContext.currentContext()
         program = self.shader.program(es2_compat=ctx.hasExtension(b"GL_ARB_ES2_compatibility"))
         locs = []
-        for name, key, size in (("a_position", "position", 3), ("a_normal", "normal", 3), ("a_color", "color", 4)):
+        for name, key, size in (("a_position", "position", 3), ("a_normal", "normal", 3), ("a_color", "color", 4),
+                                ("a_body", "body", 1)):
             loc = GL.glGetAttribLocation(program, name)
             if loc == -1:
                 continue
@@ -93,20 +131,16 @@ class RobotMeshItem(GLGraphicsItem):
             self._vbo[key].release()
             GL.glEnableVertexAttribArray(loc)
             locs.append(loc)
-        poses = self.poses
-        MVb = MV @ poses[self.bodies]                     # (B, 4, 4) model-view per body
-        MVPb = P @ MVb
+        MVb = (MV @ self.poses).astype(np.float32)        # (bodies, 4, 4) model-view per body
         with self.shader:
-            u_mvp = GL.glGetUniformLocation(program, "u_mvp")
-            u_nrm = GL.glGetUniformLocation(program, "u_normal")
+            u_proj = GL.glGetUniformLocation(program, "u_proj")
+            u_mv = GL.glGetUniformLocation(program, "u_mv")
+            GL.glUniformMatrix4fv(u_proj, 1, GL.GL_TRUE, P.astype(np.float32))
             self._ibo.bind()
-            for i, (body, start, count) in enumerate(self.ranges):
-                GL.glUniformMatrix4fv(u_mvp, 1, GL.GL_TRUE, MVPb[i].astype(np.float32))
-                if u_nrm != -1:
-                    # rigid transforms: the normal matrix is the rotation part
-                    GL.glUniformMatrix3fv(u_nrm, 1, GL.GL_TRUE, np.ascontiguousarray(MVb[i, :3, :3], dtype=np.float32))
+            for bodies, start, count in self.chunks:
+                GL.glUniformMatrix4fv(u_mv, len(bodies), GL.GL_TRUE, np.ascontiguousarray(MVb[bodies]))
                 GL.glDrawElements(GL.GL_TRIANGLES, count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(start * 4))
             self._ibo.release()
         for loc in locs:
             GL.glDisableVertexAttribArray(loc)
-        self.draw_calls = len(self.ranges)
+        self.draw_calls = len(self.chunks)

@@ -11,40 +11,25 @@ from PyQt6 import QtGui
 
 from . import meshes
 from .picking import pick
-from .robotitem import RobotMeshItem
+from .robotitem import RobotMeshItem, body_shader
 
-def lit_shader():
-    """A fresh program object per scene: a compiled program belongs to one GL context."""
-    return shaders.ShaderProgram("jointlab_lit", [
-        shaders.VertexShader("""
-            uniform mat4 u_mvp;
-            uniform mat3 u_normal;
-            attribute vec4 a_position;
-            attribute vec3 a_normal;
-            attribute vec4 a_color;
-            varying vec4 v_color;
-            varying vec3 v_normal;
-            void main() {
-                v_normal = normalize(u_normal * a_normal);
-                v_color = a_color;
-                gl_Position = u_mvp * a_position;
-            }
-        """),
-        shaders.FragmentShader("""
-            #ifdef GL_ES
-            precision mediump float;
-            #endif
-            varying vec4 v_color;
-            varying vec3 v_normal;
-            void main() {
-                vec3 n = normalize(v_normal);
-                float head = abs(n.z);                                   // light at the eye
-                float key = max(dot(n, normalize(vec3(0.4, 0.7, 0.6))), 0.0);
-                vec3 rgb = v_color.rgb * (0.22 + 0.5 * head + 0.38 * key);
-                gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
-            }
-        """),
-    ])
+def lit_fragment():
+    """Lighting: ambient, a head light (at the eye) and a key light from above-right."""
+    return shaders.FragmentShader("""
+        #ifdef GL_ES
+        precision mediump float;
+        #endif
+        varying vec4 v_color;
+        varying vec3 v_normal;
+        void main() {
+            vec3 n = normalize(v_normal);
+            float head = abs(n.z);
+            float key = max(dot(n, normalize(vec3(0.4, 0.7, 0.6))), 0.0);
+            vec3 rgb = v_color.rgb * (0.22 + 0.5 * head + 0.38 * key);
+            gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
+        }
+    """)
+
 
 OVERLAY_GL = {GL.GL_DEPTH_TEST: False, GL.GL_BLEND: True,
               "glBlendFunc": (GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)}
@@ -86,7 +71,7 @@ class Scene:
         self.grid.setColor((90, 90, 100, 160))
         view.addItem(self.grid)
         self.body_poses = None
-        self._shader = lit_shader()
+        self._shader = body_shader(lit_fragment())
         self.extent = (np.zeros(3), 1.0)
         self._overlay = {}
         for name, color, width in (("frames", None, 2.5), ("axes", (1.0, 0.85, 0.1, 1.0), 3.0),

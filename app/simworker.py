@@ -28,7 +28,8 @@ from .recorder import SampleLayout, SampleQueue
 
 FRAME = 1.0 / 60.0
 BUDGET = 0.7 * FRAME      # longest batch of physics (s of wall time)
-RESYNC = 0.1              # resynchronise when more than this (wall s) behind
+RESYNC = 0.25             # resynchronise when more than this (wall s) behind: a short stall of the
+                          # machine is caught up (batches stay capped), a slow physics is not
 RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
 
 
