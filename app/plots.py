@@ -137,6 +137,10 @@ class PlotPanel(QtWidgets.QWidget):
         wr = QtWidgets.QTreeWidgetItem(self.tree, ["wrench (chosen joint)"])
         for c in layout.WRENCH_LABELS:
             leaf(wr, c, layout.column(f"wrench:{c}"))
+        if layout.nlam:
+            lam = QtWidgets.QTreeWidgetItem(self.tree, ["constraint forces (lambda)"])
+            for c in range(layout.lam.start, layout.lam.stop):
+                leaf(lam, layout.names[c].split(":", 1)[1], c)
         leaf(self.tree, "real-time factor", layout.rtf)
         joints.setExpanded(True)
         en.setExpanded(True)

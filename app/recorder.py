@@ -16,8 +16,9 @@ import numpy as np
 class SampleLayout:
     """Columns of one sample: t | q (nq) | dq (nv) | ddq (nv) | tau (nv) | kinetic, potential,
     total energy | wrench (mx, my, mz, fx, fy, fz) of the watched joint, in its child body frame |
-    real-time factor. ddq and tau are the ones hybrid dynamics computed at the start of the step
-    from (t, q, dq) of the same row."""
+    Lagrange multipliers of the closed-loop constraints (one per constraint row, none for a tree) |
+    real-time factor. ddq, tau and lambda are the ones (constrained) hybrid dynamics computed at the
+    start of the step from (t, q, dq) of the same row."""
 
     WRENCH_LABELS = ("mx", "my", "mz", "fx", "fy", "fz")
 
@@ -32,8 +33,13 @@ class SampleLayout:
         e0 = self.tau.stop
         self.kinetic, self.potential, self.total = e0, e0 + 1, e0 + 2
         self.wrench = slice(e0 + 3, e0 + 9)
-        self.rtf = e0 + 9
-        self.width = e0 + 10
+        cons = [c for c in getattr(model, "constraints", []) if getattr(c, "enabled", True)]
+        lam_names = [f"lambda:{c.name}" if c.rows == 1 else f"lambda:{c.name}[{k}]"
+                     for c in cons for k in range(c.rows)]
+        self.nlam = len(lam_names)
+        self.lam = slice(e0 + 9, e0 + 9 + self.nlam)
+        self.rtf = self.lam.stop
+        self.width = self.rtf + 1
         names = ["t"]
         units = ["s"]
         for prefix, size_of, unit in (("q", "nq", "pos"), ("dq", "nv", "vel"), ("ddq", "nv", "acc"),
@@ -46,6 +52,8 @@ class SampleLayout:
         units += ["J", "J", "J"]
         names += [f"wrench:{c}" for c in self.WRENCH_LABELS]
         units += ["N m"] * 3 + ["N"] * 3
+        names += lam_names
+        units += [""] * self.nlam
         names += ["rtf"]
         units += [""]
         self.names = names

@@ -269,6 +269,7 @@ class SimWorker:
         half = 0.5 * sim.dt
         rtf = self._rtf
         watched = self.watched_joint
+        nlam = L.nlam
         drag = self._drag if self._drag_mode == "spring" else None
         if drag is not None:
             drag.update_mobility(sim.q, sim.prescribed)
@@ -298,6 +299,9 @@ class SimWorker:
                     row[L.wrench] = e.joint_wrenches(model, q0, v0, sim.a, sim.f_ext)[watched]
                 else:
                     row[L.wrench] = np.nan
+                if nlam:
+                    lam = sim.lam
+                    row[L.lam] = lam if len(lam) == nlam else np.nan
                 row[L.rtf] = rtf
                 k += 1
         except e.SimulationDiverged as exc:
