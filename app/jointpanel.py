@@ -187,6 +187,7 @@ class JointPanel(QtWidgets.QWidget):
         self.all_mode.currentTextChanged.connect(self._fill_all_laws)
         self._fill_all_laws("torque")
         apply = QtWidgets.QPushButton("Apply")
+        apply.setObjectName("apply_all")
         apply.setToolTip("set every joint (the floating base stays passive) to this mode and law")
         apply.clicked.connect(self.apply_all)
         for w in (self.all_mode, self.all_law, apply):

@@ -46,6 +46,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_source = None
         self.last_error = None
         self.messages = []          # every error/notice shown (for the user's log and the tests)
+        self._notice_counts = {}
         self._last_serial = -1
         self._frame_count = 0
         self._panel_time = self._plot_time = 0.0
@@ -59,6 +60,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_actions()
         self.modelLoaded.connect(self._install)
         self.modelFailed.connect(self._load_failed)
+        geom, st = self.settings.value("geometry"), self.settings.value("window_state")
+        if isinstance(geom, QtCore.QByteArray):
+            self.restoreGeometry(geom)
+        if isinstance(st, QtCore.QByteArray):
+            self.restoreState(st)
         self.timer = QtCore.QTimer(self)
         self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._frame)
@@ -160,10 +166,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(vm, "Reset View", self.view.reset_camera, "Ctrl+0")
         vm.addSeparator()
         self.toggles = {}
-        for key, text, on in (("frames", "Body Frames", False), ("axes", "Joint Axes", False),
-                              ("com", "Centres of Mass", False), ("forces", "External Force Arrows", True),
-                              ("reactions", "Joint Reaction Forces", False)):
-            self.toggles[key] = self._action(vm, text, lambda v, k=key: self._toggle(k, v), checkable=True, checked=on)
+        for key, text, short, on in (("frames", "Body Frames", "Frames", False), ("axes", "Joint Axes", "Axes", False),
+                                     ("com", "Centres of Mass", "CoM", False),
+                                     ("forces", "External Force Arrows", "Forces", True),
+                                     ("reactions", "Joint Reaction Forces", "Reactions", False)):
+            a = self._action(vm, text, lambda v, k=key: self._toggle(k, v), checkable=True, checked=on, tip=text)
+            a.setIconText(short)
+            self.toggles[key] = a
         vm.addSeparator()
         for d in (self.gallery_dock, self.joints_dock, self.plots_dock):
             vm.addAction(d.toggleViewAction())
@@ -198,7 +207,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.time_label = QtWidgets.QLabel("t = –")
         self.time_label.setMinimumWidth(110)
         self.rtf_label = QtWidgets.QLabel("")
-        self.rtf_label.setMinimumWidth(260)
+        self.rtf_label.setMinimumWidth(220)
         tb.addWidget(self.time_label)
         tb.addWidget(self.rtf_label)
         vt = self.addToolBar("View")
@@ -289,6 +298,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker = SimWorker(self.e, model, dt=dt, integrator=self.integrator_box.currentText(),
                                 q0=q0, v0=v0, running=True)
         self.worker.set_speed(SPEEDS[self.speed_box.currentIndex()])
+        self.worker.want_reactions = self.toggles["reactions"].isChecked()
         self.model = model
         self.model_source = src
         self._last_serial = -1
@@ -347,6 +357,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if getattr(self, "scene", None) is not None:
             self.scene.show[key] = on
             self._last_serial = -1
+        if key == "reactions" and self.worker is not None:
+            self.worker.want_reactions = on
 
     def _drag_started(self, body, p_local, mode):
         if self.worker:
@@ -374,10 +386,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame_count += 1
         if snap.serial != self._last_serial:
             self._last_serial = snap.serial
-            wrenches = None
-            if self.scene.show["reactions"]:
-                wrenches = self.e.joint_wrenches(self.scene.model, snap.q, snap.v, snap.a)
-            self.scene.update(snap, wrenches)
+            self.scene.update(snap, snap.wrenches)
             self._labels(snap)
         now = time.perf_counter()
         if now - self._panel_time > PANEL_PERIOD:
@@ -408,8 +417,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------ messages
     def _notice(self, msg):
-        self.messages.append(msg)
-        self.status.showMessage(msg, 10000)
+        """A notice in the status bar; one that repeats is shown once, then counted."""
+        n = self._notice_counts.get(msg, 0) + 1
+        self._notice_counts[msg] = n
+        if n == 1:
+            self.messages.append(msg)
+        self.status.showMessage(msg if n == 1 else f"{msg} (×{n})", 10000)
 
     def _error(self, title, msg):
         self.last_error = msg
@@ -482,6 +495,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------ closing
     def closeEvent(self, ev):
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("window_state", self.saveState())
         self.timer.stop()
         if self.worker is not None:
             self.worker.stop()

@@ -57,6 +57,7 @@ class Snapshot:
     drag_force: np.ndarray | None = None    # world spring force on the body (N)
     drag_body: str | None = None
     drag_mode: str | None = None            # "spring" or "pose"
+    wrenches: dict | None = None            # {joint: (m, f) child frame} when reactions are wanted
 
 
 class SimWorker:
@@ -75,6 +76,7 @@ class SimWorker:
         self.running = running
         self.speed = 1.0
         self.watched_joint = None
+        self.want_reactions = False          # set by the GUI: joint wrenches in every snapshot
         self._commands = queue.SimpleQueue()
         self._wake = threading.Event()
         self._lock = threading.Lock()
@@ -408,12 +410,18 @@ class SimWorker:
             dp = np.array(d.point)
             dt_ = None if d.target is None else np.array(d.target)
             df = np.array(d.force) if self._drag_mode == "spring" else None
+        wr = None
+        if self.want_reactions:
+            try:
+                wr = self.e.joint_wrenches(self.model, sim.q, sim.v, sim.a, sim.f_ext)
+            except ValueError:
+                wr = None
         self._serial += 1
         snap = Snapshot(self._serial, sim.t, sim.q.copy(), sim.v.copy(), sim.a.copy(), sim.tau.copy(),
                         sim.prescribed.copy(), self.running, self.speed,
                         self._rtf if self.running else float("nan"), self._behind and self.running,
                         sim.steps, sim.dt, sim.integrator, ke, pe, dp, dt_, df,
-                        None if d is None else d.body, self._drag_mode)
+                        None if d is None else d.body, self._drag_mode, wr)
         with self._lock:
             self._snapshot = snap
 

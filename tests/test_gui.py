@@ -12,7 +12,7 @@ import pytest
 from test_gui_support import (engine_mod, models, window, install, wait_snapshot, spin,  # noqa: F401
                               frame_pixels, body_point_pixel, settle, qimage_array)
 
-from PyQt6 import QtCore, QtGui
+from PyQt6 import QtCore, QtGui, QtWidgets
 from PyQt6.QtTest import QTest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -300,3 +300,20 @@ def test_integrator_step_speed_and_recent_files(qtbot, window):
     QTest.keyClick(window, QtCore.Qt.Key.Key_Space)
     wait_snapshot(qtbot, window, lambda s: not s.running)
     del snap
+
+
+def test_all_joints_switch_together_while_running(qtbot, window, models):
+    pendulum, _ = models
+    install(qtbot, window, pendulum, q0=np.array([1.0, 0.5]), running=True)
+    spin(qtbot, 0.2)
+    panel = window.joints
+    panel.all_mode.setCurrentText("acceleration")
+    panel.all_law.setCurrentIndex(panel.all_law.findData("hold"))
+    QTest.mouseClick(panel.findChild(QtWidgets.QPushButton, "apply_all"), LEFT)
+    wait_snapshot(qtbot, window, lambda s: s.prescribed.all())
+    spin(qtbot, 1.5)
+    s = window.worker.snapshot()
+    # "hold still" brings both joints to rest where they were switched, and the readout shows the
+    # torques that hold them (gravity)
+    assert np.abs(s.v).max() < 0.2
+    assert all("needs tau" in r.readout.text() for r in panel.rows.values())
