@@ -62,6 +62,9 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) ->
     from .mainwindow import MainWindow, DEFAULT_MODEL
 
     win = MainWindow(package_paths=package_paths)
+    # PyQt aborts on an exception escaping a slot unless an excepthook is set: report it instead
+    sys.excepthook = lambda tp, exc, tb: win.report_exception(exc) if isinstance(exc, Exception) \
+        else sys.__excepthook__(tp, exc, tb)
     win.show()
     state = {"exit": 0, "shot_timer": None}
     times = {"start": T_START}

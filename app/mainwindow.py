@@ -6,6 +6,7 @@ timer, draws the worker's latest snapshot and hands every new sample to the plot
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 import warnings
@@ -258,7 +259,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """Show and simulate a model object (built in code, or loaded elsewhere) right away."""
         q0 = model.neutral() if q0 is None else np.asarray(q0, dtype=float)
         v0 = np.zeros(model.nv) if v0 is None else np.asarray(v0, dtype=float)
-        self._install((model, q0, v0, self._scales(model, q0), source or model.name))
+        self._install((model, q0, v0, None, source or model.name, [], None))
 
     def _scales(self, model, q0):
         M = self.e.mass_matrix(model, q0)
@@ -273,7 +274,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 model = catalog.load_model(src, floating_base=floating_base, package_paths=self.package_paths)
             q0, v0 = catalog.initial_state(model)
             scales = self._scales(model, q0)
-            self.modelLoaded.emit((model, q0, v0, scales, src, [str(w.message) for w in caught]))
+            parts = Scene.mesh_parts(model)
+            self.modelLoaded.emit((model, q0, v0, scales, src, [str(w.message) for w in caught], parts))
         except (e.ModelError, OSError, KeyError, ValueError) as exc:
             self.modelFailed.emit(src, str(exc))
         except Exception as exc:
@@ -289,20 +291,28 @@ class MainWindow(QtWidgets.QMainWindow):
         self._error("Could not load model", f"{message}\n\n{keep}".strip())
 
     def _install(self, payload):
-        model, q0, v0, scales, src = payload[:5]
-        load_warnings = payload[5] if len(payload) > 5 else []
-        if self.worker is not None:
-            self.worker.stop()
+        """Switch to a loaded model. Everything that can fail (the simulator's start, the meshes)
+        happens before the current model is stopped: on failure it keeps running."""
+        model, q0, v0, scales, src, load_warnings, parts = payload
         from .simworker import SimWorker
         dt = STEPS[self.dt_box.currentIndex()]
-        self.worker = SimWorker(self.e, model, dt=dt, integrator=self.integrator_box.currentText(),
-                                q0=q0, v0=v0, running=True)
+        try:
+            worker = SimWorker(self.e, model, dt=dt, integrator=self.integrator_box.currentText(),
+                               q0=q0, v0=v0, running=True)
+            parts = Scene.mesh_parts(model) if parts is None else parts
+            scales = self._scales(model, worker.sim.q) if scales is None else scales
+        except Exception as exc:
+            self._load_failed(src, f"{src}: the model loaded but cannot be simulated: {type(exc).__name__}: {exc}")
+            return
+        if self.worker is not None:
+            self.worker.stop()
+        self.worker = worker
         self.worker.set_speed(SPEEDS[self.speed_box.currentIndex()])
         self.worker.want_reactions = self.toggles["reactions"].isChecked()
         self.model = model
         self.model_source = src
         self._last_serial = -1
-        self.scene.set_model(model, q0)
+        self.scene.set_model(model, q0, parts)
         self.view.reset_camera()
         self.joints.set_model(model, scales)
         held = ""
@@ -370,6 +380,22 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------ the frame
     def _frame(self):
+        try:
+            self._frame_body()
+        except Exception as exc:        # a drawing fault must not stop the window (or spam it)
+            self.report_exception(exc)
+
+    def report_exception(self, exc):
+        """Show an unexpected error once (then count it in the status bar); never crash."""
+        msg = f"{type(exc).__name__}: {exc}"
+        first = msg not in self._notice_counts
+        self._notice(msg)
+        if first:
+            import traceback as tb
+            sys.stderr.write("".join(tb.format_exception(exc)))
+            self._error("Unexpected error", f"{msg}\n\nThe simulation goes on; details are on the terminal.")
+
+    def _frame_body(self):
         w = self.worker
         if w is None:
             return

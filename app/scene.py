@@ -92,13 +92,10 @@ class Scene:
         self._overlay["com"] = self._com
 
     # ------------------------------------------------------------------ model
-    def set_model(self, model, q):
-        """Replace the drawn model (GPU upload of every body's mesh happens here, once)."""
-        for it in self.items:
-            self.view.removeItem(it)
-        self.items = []
-        self.robot = None
-        self.model = model.clone()          # the GUI thread's own workspaces
+    @staticmethod
+    def mesh_parts(model):
+        """{body: (vertices, normals, faces, colours)} of a model's shapes merged per body, in the
+        body frame. Pure numpy: the loader thread builds it, so big meshes do not stall the GUI."""
         per_body = {}
         for s in model.visuals:
             v, n, f = meshes.shape_mesh(s)
@@ -119,6 +116,16 @@ class Scene:
                 C.append(c)
                 base += len(v)
             parts[body] = (np.vstack(V), np.vstack(N), np.vstack(F), np.vstack(C))
+        return parts
+
+    def set_model(self, model, q, parts=None):
+        """Replace the drawn model (its meshes go to the GPU at the first paint, once)."""
+        parts = self.mesh_parts(model) if parts is None else parts
+        for it in self.items:
+            self.view.removeItem(it)
+        self.items = []
+        self.robot = None
+        self.model = model.clone()          # the GUI thread's own workspaces
         self.robot = RobotMeshItem(parts, self._shader)
         self.view.addItem(self.robot)
         self.items.append(self.robot)

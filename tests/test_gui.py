@@ -317,3 +317,14 @@ def test_all_joints_switch_together_while_running(qtbot, window, models):
     # torques that hold them (gravity)
     assert np.abs(s.v).max() < 0.2
     assert all("needs tau" in r.readout.text() for r in panel.rows.values())
+
+
+def test_a_model_that_cannot_start_keeps_the_old_one(qtbot, window, models):
+    pendulum, cart = models
+    worker = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
+    window.set_model(cart, q0=np.zeros(5))        # wrong length: the simulator refuses it
+    assert window.last_error is not None and "q: expected 1, got 5" in window.last_error
+    assert window.worker is worker and window.model is pendulum and worker.alive
+    t0 = worker.snapshot().t
+    spin(qtbot, 0.2)
+    assert worker.snapshot().t > t0
