@@ -16,22 +16,17 @@ import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
 from .gallery import Gallery
+from .menus import SPEEDS, STEPS, build_menus, action, speed_text
 from .inputs import JointInput
 from .jointpanel import JointPanel
 from .plots import PlotPanel
 from .scene import Scene
 from .view3d import View3D
 
-SPEEDS = [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0]
-STEPS = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
 DEFAULT_MODEL = "double_pendulum"
 MAX_RECENT = 8
 PLOT_PERIOD = 1 / 15      # plots redraw at ~15 Hz (every sample is kept; only drawing is paced)
 PANEL_PERIOD = 1 / 8      # joint readouts at ~8 Hz
-
-
-def _speed_text(s):
-    return f"×{s:g}" if s >= 1 else f"×1/{round(1 / s)}"
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -58,7 +53,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resize(1440, 920)
         self._build_view()
         self._build_docks()
-        self._build_actions()
+        build_menus(self)
         self.modelLoaded.connect(self._install)
         self.modelFailed.connect(self._load_failed)
         geom, st = self.settings.value("geometry"), self.settings.value("window_state")
@@ -124,97 +119,8 @@ class MainWindow(QtWidgets.QMainWindow):
         d.setWidget(self.plots)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, d)
         self.plots_dock = d
-        self.resizeDocks([self.gallery_dock, self.joints_dock], [210, 640], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.gallery_dock, self.joints_dock], [200, 540], QtCore.Qt.Orientation.Horizontal)
         self.resizeDocks([self.plots_dock], [300], QtCore.Qt.Orientation.Vertical)
-
-    def _action(self, menu, text, slot=None, shortcut=None, checkable=False, checked=False, tip=None):
-        a = QtGui.QAction(text, self)
-        if shortcut:
-            a.setShortcut(QtGui.QKeySequence(shortcut))
-        if checkable:
-            a.setCheckable(True)
-            a.setChecked(checked)
-            if slot:
-                a.toggled.connect(slot)
-        elif slot:
-            a.triggered.connect(slot)
-        if tip:
-            a.setStatusTip(tip)
-            a.setToolTip(tip)
-        if menu is not None:
-            menu.addAction(a)
-        return a
-
-    def _build_actions(self):
-        mb = self.menuBar()
-        fm = mb.addMenu("&File")
-        self._action(fm, "&Open URDF…", self._open_dialog, "Ctrl+O")
-        self.recent_menu = fm.addMenu("Open &Recent")
-        self._fill_recent()
-        fm.addSeparator()
-        self._action(fm, "Save &Screenshot…", self._screenshot_dialog, "Ctrl+Shift+S")
-        self._action(fm, "&Export Recorded Data (CSV)…", self.plots._export_dialog, "Ctrl+E")
-        fm.addSeparator()
-        self._action(fm, "&Quit", self.close, "Ctrl+Q")
-        sm = mb.addMenu("&Simulation")
-        self.act_run = self._action(sm, "Run / Pause", self.toggle_running, "Space", tip="run or pause the simulation")
-        self.act_step = self._action(sm, "Single Step", self.single_step, "S", tip="advance one time step (while paused)")
-        self.act_reset = self._action(sm, "Reset", self.reset, "Ctrl+R", tip="back to the initial state")
-        sm.addSeparator()
-        self._action(sm, "Slower", lambda: self._speed_by(-1), "[")
-        self._action(sm, "Faster", lambda: self._speed_by(+1), "]")
-        vm = mb.addMenu("&View")
-        self._action(vm, "Reset View", self.view.reset_camera, "Ctrl+0")
-        vm.addSeparator()
-        self.toggles = {}
-        for key, text, short, on in (("frames", "Body Frames", "Frames", False), ("axes", "Joint Axes", "Axes", False),
-                                     ("com", "Centres of Mass", "CoM", False),
-                                     ("forces", "External Force Arrows", "Forces", True),
-                                     ("reactions", "Joint Reaction Forces", "Reactions", False)):
-            a = self._action(vm, text, lambda v, k=key: self._toggle(k, v), checkable=True, checked=on, tip=text)
-            a.setIconText(short)
-            self.toggles[key] = a
-        vm.addSeparator()
-        for d in (self.gallery_dock, self.joints_dock, self.plots_dock):
-            vm.addAction(d.toggleViewAction())
-        hm = mb.addMenu("&Help")
-        self._action(hm, "&Mouse and Keys", self._help)
-        tb = self.addToolBar("Simulation")
-        tb.setObjectName("simulation")
-        tb.addAction(self.act_run)
-        tb.addAction(self.act_step)
-        tb.addAction(self.act_reset)
-        tb.addSeparator()
-        tb.addWidget(QtWidgets.QLabel(" speed "))
-        self.speed_box = QtWidgets.QComboBox()
-        for s in SPEEDS:
-            self.speed_box.addItem(_speed_text(s), s)
-        self.speed_box.setCurrentIndex(SPEEDS.index(1.0))
-        self.speed_box.currentIndexChanged.connect(lambda i: self.worker and self.worker.set_speed(SPEEDS[i]))
-        tb.addWidget(self.speed_box)
-        tb.addWidget(QtWidgets.QLabel(" integrator "))
-        self.integrator_box = QtWidgets.QComboBox()
-        self.integrator_box.addItems(["rk4", "semi_implicit_euler", "euler"])
-        self.integrator_box.currentTextChanged.connect(lambda n: self.worker and self.worker.set_integrator(n))
-        tb.addWidget(self.integrator_box)
-        tb.addWidget(QtWidgets.QLabel(" dt "))
-        self.dt_box = QtWidgets.QComboBox()
-        for h in STEPS:
-            self.dt_box.addItem(f"{h * 1e3:g} ms", h)
-        self.dt_box.setCurrentIndex(STEPS.index(1e-3))
-        self.dt_box.currentIndexChanged.connect(lambda i: self.worker and self.worker.set_dt(STEPS[i]))
-        tb.addWidget(self.dt_box)
-        tb.addSeparator()
-        self.time_label = QtWidgets.QLabel("t = –")
-        self.time_label.setMinimumWidth(110)
-        self.rtf_label = QtWidgets.QLabel("")
-        self.rtf_label.setMinimumWidth(220)
-        tb.addWidget(self.time_label)
-        tb.addWidget(self.rtf_label)
-        vt = self.addToolBar("View")
-        vt.setObjectName("view")
-        for a in self.toggles.values():
-            vt.addAction(a)
 
     # ------------------------------------------------------------------ engine and models
     def set_engine(self, engine):
@@ -435,10 +341,10 @@ class MainWindow(QtWidgets.QMainWindow):
         elif np.isnan(snap.rtf):
             self.rtf_label.setText("")
         elif snap.behind:
-            self.rtf_label.setText(f"RTF {snap.rtf:.2f} (asked {_speed_text(snap.speed)}): physics slower than real time")
+            self.rtf_label.setText(f"RTF {snap.rtf:.2f} (asked {speed_text(snap.speed)}): physics slower than real time")
             self._style(self.rtf_label, "color: #c60; font-weight: bold;")
         else:
-            self.rtf_label.setText(f"RTF {snap.rtf:.2f} ({_speed_text(snap.speed)})")
+            self.rtf_label.setText(f"RTF {snap.rtf:.2f} ({speed_text(snap.speed)})")
             self._style(self.rtf_label, "color: #262;")
 
     # ------------------------------------------------------------------ messages
@@ -460,15 +366,6 @@ class MainWindow(QtWidgets.QMainWindow):
         box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
         box.show()
         self.error_box = box
-
-    def _help(self):
-        QtWidgets.QMessageBox.information(self, "Mouse and keys", (
-            "Left drag: orbit.  Middle drag (or Ctrl+left on empty space): pan.  Wheel: zoom.\n"
-            "Ctrl+left drag on a body while running: pull it with a spring.\n"
-            "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
-            "the joint sliders set positions directly while paused.\n\n"
-            "Space: run/pause.  S: single step.  Ctrl+R: reset.  [ and ]: slower/faster.\n"
-            "Ctrl+0: reset the view.  Ctrl+O: open a URDF.  Ctrl+E: export the recorded data."))
 
     # ------------------------------------------------------------------ files
     def _open_dialog(self):
@@ -493,7 +390,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.recent_menu.clear()
         files = self.recent_files()
         for p in files:
-            self._action(self.recent_menu, p, lambda _=False, p=p: self.open_model(p))
+            action(self, self.recent_menu, p, lambda _=False, p=p: self.open_model(p))
         self.recent_menu.setEnabled(bool(files))
 
     def save_screenshot(self, path):

@@ -99,7 +99,6 @@ def run(args):
     cpu_main0 = time.thread_time()
     cpu_proc0 = time.process_time()
     w0 = time.perf_counter()
-    n_paint0 = len(view.frame_times)
     view.frame_times.clear()
     frame_cb = []
     orig = win._frame

@@ -1,0 +1,113 @@
+"""Menus and tool bars of the main window (the actions call the window's methods)."""
+from __future__ import annotations
+
+from PyQt6 import QtGui, QtWidgets
+
+SPEEDS = [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0]
+STEPS = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
+
+
+def speed_text(s):
+    return f"×{s:g}" if s >= 1 else f"×1/{round(1 / s)}"
+
+
+def action(win, menu, text, slot=None, shortcut=None, checkable=False, checked=False, tip=None):
+    a = QtGui.QAction(text, win)
+    if shortcut:
+        a.setShortcut(QtGui.QKeySequence(shortcut))
+    if checkable:
+        a.setCheckable(True)
+        a.setChecked(checked)
+        if slot:
+            a.toggled.connect(slot)
+    elif slot:
+        a.triggered.connect(slot)
+    if tip:
+        a.setStatusTip(tip)
+        a.setToolTip(tip)
+    if menu is not None:
+        menu.addAction(a)
+    return a
+
+
+def build_menus(win):
+    """Menus (File, Simulation, View, Help) and the tool bars, on the main window."""
+    mb = win.menuBar()
+    fm = mb.addMenu("&File")
+    action(win, fm, "&Open URDF…", win._open_dialog, "Ctrl+O")
+    win.recent_menu = fm.addMenu("Open &Recent")
+    win._fill_recent()
+    fm.addSeparator()
+    action(win, fm, "Save &Screenshot…", win._screenshot_dialog, "Ctrl+Shift+S")
+    action(win, fm, "&Export Recorded Data (CSV)…", win.plots._export_dialog, "Ctrl+E")
+    fm.addSeparator()
+    action(win, fm, "&Quit", win.close, "Ctrl+Q")
+    sm = mb.addMenu("&Simulation")
+    win.act_run = action(win, sm, "Run / Pause", win.toggle_running, "Space", tip="run or pause the simulation")
+    win.act_step = action(win, sm, "Single Step", win.single_step, "S", tip="advance one time step (while paused)")
+    win.act_reset = action(win, sm, "Reset", win.reset, "Ctrl+R", tip="back to the initial state")
+    sm.addSeparator()
+    action(win, sm, "Slower", lambda: win._speed_by(-1), "[")
+    action(win, sm, "Faster", lambda: win._speed_by(+1), "]")
+    vm = mb.addMenu("&View")
+    action(win, vm, "Reset View", win.view.reset_camera, "Ctrl+0")
+    vm.addSeparator()
+    win.toggles = {}
+    for key, text, short, on in (("frames", "Body Frames", "Frames", False), ("axes", "Joint Axes", "Axes", False),
+                                 ("com", "Centres of Mass", "CoM", False),
+                                 ("forces", "External Force Arrows", "Forces", True),
+                                 ("reactions", "Joint Reaction Forces", "Reactions", False)):
+        a = action(win, vm, text, lambda v, k=key: win._toggle(k, v), checkable=True, checked=on, tip=text)
+        a.setIconText(short)
+        win.toggles[key] = a
+    vm.addSeparator()
+    for d in (win.gallery_dock, win.joints_dock, win.plots_dock):
+        vm.addAction(d.toggleViewAction())
+    hm = mb.addMenu("&Help")
+    action(win, hm, "&Mouse and Keys", lambda: show_help(win))
+    tb = win.addToolBar("Simulation")
+    tb.setObjectName("simulation")
+    tb.addAction(win.act_run)
+    tb.addAction(win.act_step)
+    tb.addAction(win.act_reset)
+    tb.addSeparator()
+    tb.addWidget(QtWidgets.QLabel(" speed "))
+    win.speed_box = QtWidgets.QComboBox()
+    for s in SPEEDS:
+        win.speed_box.addItem(speed_text(s), s)
+    win.speed_box.setCurrentIndex(SPEEDS.index(1.0))
+    win.speed_box.currentIndexChanged.connect(lambda i: win.worker and win.worker.set_speed(SPEEDS[i]))
+    tb.addWidget(win.speed_box)
+    tb.addWidget(QtWidgets.QLabel(" integrator "))
+    win.integrator_box = QtWidgets.QComboBox()
+    win.integrator_box.addItems(["rk4", "semi_implicit_euler", "euler"])
+    win.integrator_box.currentTextChanged.connect(lambda n: win.worker and win.worker.set_integrator(n))
+    tb.addWidget(win.integrator_box)
+    tb.addWidget(QtWidgets.QLabel(" dt "))
+    win.dt_box = QtWidgets.QComboBox()
+    for h in STEPS:
+        win.dt_box.addItem(f"{h * 1e3:g} ms", h)
+    win.dt_box.setCurrentIndex(STEPS.index(1e-3))
+    win.dt_box.currentIndexChanged.connect(lambda i: win.worker and win.worker.set_dt(STEPS[i]))
+    tb.addWidget(win.dt_box)
+    tb.addSeparator()
+    win.time_label = QtWidgets.QLabel("t = –")
+    win.time_label.setMinimumWidth(110)
+    win.rtf_label = QtWidgets.QLabel("")
+    win.rtf_label.setMinimumWidth(220)
+    tb.addWidget(win.time_label)
+    tb.addWidget(win.rtf_label)
+    vt = win.addToolBar("View")
+    vt.setObjectName("view")
+    for a in win.toggles.values():
+        vt.addAction(a)
+
+
+def show_help(win):
+    QtWidgets.QMessageBox.information(win, "Mouse and keys", (
+        "Left drag: orbit.  Middle drag (or Ctrl+left on empty space): pan.  Wheel: zoom.\n"
+        "Ctrl+left drag on a body while running: pull it with a spring.\n"
+        "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
+        "the joint sliders set positions directly while paused.\n\n"
+        "Space: run/pause.  S: single step.  Ctrl+R: reset.  [ and ]: slower/faster.\n"
+        "Ctrl+0: reset the view.  Ctrl+O: open a URDF.  Ctrl+E: export the recorded data."))
