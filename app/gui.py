@@ -75,8 +75,14 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) ->
         if key not in times:
             times[key] = time.time()
 
+    last_poll = [None]
+
     def poll():
         stamp("interactive")      # the event loop runs: the window answers the user
+        now = time.time()
+        if last_poll[0] is not None:   # longest pause of the event loop while the engine loads
+            times["stall"] = max(times.get("stall", 0.0), now - last_poll[0] - 0.1)
+        last_poll[0] = now
         if not loader.done.is_set():
             n, total, current = loader.progress()
             el = time.perf_counter() - loader.t0

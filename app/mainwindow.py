@@ -368,12 +368,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.error_box = box
 
     # ------------------------------------------------------------------ files
-    def _open_dialog(self):
+    def _open_dialog(self, floating_base=None):
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open URDF", self.settings.value("last_dir", ""),
                                                         "URDF files (*.urdf *.xml);;All files (*)")
         if path:
             self.settings.setValue("last_dir", os.path.dirname(path))
-            self.open_model(path)
+            self.open_model(path, floating_base=floating_base)
 
     def recent_files(self):
         r = self.settings.value("recent", [])

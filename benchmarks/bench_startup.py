@@ -37,7 +37,9 @@ def once(model, cold):
     if r.returncode != 0 or line is None:
         raise SystemExit(f"run failed ({r.returncode}):\n{r.stderr[-3000:]}")
     stamps = dict(kv.split("=") for kv in line.split()[1:])
-    return {k: float(v) - t0 for k, v in stamps.items()}
+    out = {k: float(v) - t0 for k, v in stamps.items()}
+    out["stall"] = float(stamps.get("stall", "0"))
+    return out
 
 
 def main(argv=None):
@@ -56,7 +58,8 @@ def main(argv=None):
         for kind in kinds:
             t = once(args.model, kind == "cold")
             print(f"{kind:5s}  python started -> app module {t['start']:6.2f} s   interactive window "
-                  f"{t['interactive']:6.2f} s   engine ready {t['engine']:6.2f} s   model running {t['model']:6.2f} s")
+                  f"{t['interactive']:6.2f} s   engine ready {t['engine']:6.2f} s   model running {t['model']:6.2f} s   "
+                  f"(longest event-loop stall while loading {1e3 * t['stall']:.0f} ms)")
     finally:
         if display is not None:
             display.stop()
