@@ -185,23 +185,42 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, tau_passive=None, obj
 
 def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=50):
     """(q, v) moved onto the constraint manifold: Gauss-Newton steps dq = -A^+ f on the holonomic
-    rows, then v corrected with the least kinetic-energy change, v - M^-1 A^T (A M^-1 A^T)^+ A v."""
+    rows (halved until |f| decreases), then v corrected with the least kinetic-energy change,
+    v - M^-1 A^T (A M^-1 A^T)^+ A v. A configuration where no step decreases |f| (a stationary
+    point of |f|^2 off the manifold, such as a four-bar folded flat along a line at q = 0) is
+    shaken by a small pseudo-random step (seeded: the answer is reproducible) before going on."""
     nv = model.nv
     q = _as_vector(q, "q", model.nq).copy()
     v = np.zeros(nv) if v is None else _as_vector(v, "v", nv).copy()
     zero = np.zeros(nv)
-    for it in range(max_iter):
+    rng = None
+
+    def holonomic(q):
         f, A, _, _ = constraint_system(model, q, zero, constraints)
         hol = np.isfinite(f)
-        if not hol.any() or np.linalg.norm(f[hol]) <= tol:
+        return f[hol], A[hol]
+
+    f, A = holonomic(q)
+    fn = float(np.linalg.norm(f)) if f.size else 0.0
+    for _ in range(max_iter):
+        if fn <= tol:
             break
-        dq = -np.linalg.lstsq(A[hol], f[hol], rcond=1e-12)[0]
-        q = integrate(model, q, dq)
+        dq = -np.linalg.lstsq(A, f, rcond=1e-12)[0]
+        for step in 0.5 ** np.arange(8):
+            q_try = integrate(model, q, step * dq)
+            f_try, A_try = holonomic(q_try)
+            fn_try = float(np.linalg.norm(f_try))
+            if fn_try < fn:
+                break
+        else:
+            rng = np.random.default_rng(0) if rng is None else rng
+            q_try = integrate(model, q, rng.normal(scale=0.1, size=nv))
+            f_try, A_try = holonomic(q_try)
+            fn_try = float(np.linalg.norm(f_try))
+        q, f, A, fn = q_try, f_try, A_try, fn_try
     else:
-        f, A, _, _ = constraint_system(model, q, zero, constraints)
-        hol = np.isfinite(f)
-        _warn_once(model, "project", f"project_constraints: |f(q)| = {np.linalg.norm(f[hol]):.3g} after "
-                                     f"{max_iter} Newton steps (the constraints may be unreachable)")
+        _warn_once(model, "project", f"project_constraints: |f(q)| = {fn:.3g} after {max_iter} Newton steps "
+                                     "(the constraints may be unreachable)")
     f, A, _, _ = constraint_system(model, q, v, constraints)
     if A.shape[0]:
         G = response(model, q, A.T)
