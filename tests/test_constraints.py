@@ -303,6 +303,20 @@ def test_projection_lands_on_the_manifold(name, rng):
         assert np.abs(null @ M @ (v - vp)).max() < 1e-9 * max(1.0, np.abs(M @ v).max())
 
 
+@pytest.mark.parametrize("name", ["four_bar", "five_bar", "closed_chain_leg"])
+def test_projection_from_the_neutral_configuration(name):
+    """At q = 0 every linkage lies folded along straight lines: a stationary point of |f|^2 off the
+    loops (the four-bar's Gauss-Newton step is zero there). The projection still lands on them
+    (reliability item 18: the simulator projects the initial state), without a warning."""
+    model = catalog.load_model(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", engine.ConstraintWarning)
+        q, v = engine.project_constraints(model, model.neutral(), np.ones(model.nv))
+    f, A, _, _ = engine.constraint_system(model, q, v)
+    assert np.abs(f).max() < 1e-12 and np.abs(A @ v).max() < 1e-12
+    assert engine.constraint_residual(model, model.neutral()) > 0.01
+
+
 @pytest.mark.parametrize("seed", SEEDS[:4])
 def test_projection_random_trees(seed, rng):
     pair, cs, q0 = random_closed_pair(seed)
