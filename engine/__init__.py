@@ -10,6 +10,7 @@
 Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part first; quaternions
 (w, x, y, z); gravity (0, 0, -9.81) in the world by default.
 """
+from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
 from .errors import ModelError, InputError, SingularInertiaError, SimulationDiverged
 from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
 from .model import Model, ModelBuilder, Inertia, JointInfo, Frame

@@ -371,7 +371,7 @@ def mat6_vec(G, x, out):
         out[r] = s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def Ad_inv_matrix_into(R, p, X):
     """X = Ad_{T^-1} = [[R^T, 0], [-R^T [p], R^T]] as a 6x6 matrix."""
     for r in range(3):
@@ -387,7 +387,7 @@ def Ad_inv_matrix_into(R, p, X):
         X[3 + r, 2] = -(a0 * p[1] - a1 * p[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def congruence_add(X, G, tmp, out):
     """out += X^T G X for 6x6 matrices (tmp is 6x6 scratch). With X = Ad_{T^-1} this is
     Ad*_{T^-1} G Ad_{T^-1}: an inertia of the child re-expressed in the parent frame."""
@@ -407,7 +407,7 @@ def congruence_add(X, G, tmp, out):
                 out[c, r] += s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def congruence_add_blocks(R, p, G, tmp, out):
     """out += Ad*_{T^-1} G Ad_{T^-1} for a symmetric 6x6 G (child frame) and T = (R, p) the child's
     pose in the parent, by 3x3 blocks: with Ad_{T^-1} = diag(R^T, R^T) [[1, 0], [-[p], 1]],
@@ -492,7 +492,7 @@ def Ad_inv_dual_into(R, p, F, out):
     Ad_inv_dual_add(R, p, F, out)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rigid_inertia_to_parent(R, p, G, out):
     """out = Ad*_{T^-1} G Ad_{T^-1} for a rigid-body inertia G = [[Ibar, [h]], [-[h], m 1]]
     (h = m c) of a frame with pose T = (R, p) in the parent: only Ibar and h rotate,

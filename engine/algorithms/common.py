@@ -2,6 +2,11 @@
 argument checks that report a status code instead of raising, the joint pose update
 T_i = T_placement X_J(q_i), the first (velocity) pass of Tables 2-4, and a small SPD inverse.
 
+Inlining: the small per-body helpers (spatial algebra, the joint update, argument checks) are
+inlined into each kernel at numba's IR level, which is what makes them fast; the larger steps
+(Cholesky, inertia frame changes, whole passes) are left to LLVM, which keeps the cold compile of
+every kernel near a minute instead of several.
+
 Status codes returned by kernels (decoded by ``engine.api``):
     0                 success
     10 * k + 1        argument k has the wrong length
@@ -80,7 +85,7 @@ def velocity_pass_body(mb, wb, pb, q, v):
         wb.eta[r] += wb.c[r]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def spd_inverse(D, n, out, scale, L, Li):
     """out[:n, :n] = D[:n, :n]^-1 for a symmetric positive-definite D (Cholesky; L and Li are 6x6
     scratch). Returns False if a pivot is <= 1e-12 * scale (numerically singular)."""

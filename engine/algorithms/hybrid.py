@@ -20,7 +20,7 @@ from .aba import (articulated_first_pass, articulated_backward_torque, articulat
 from ..spatial import Ad_inv_into, mat6_vec
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def check_inputs(m, q, v, prescribed, a, tau):
     nv = m[0].nv
     st = check_vec(q, m[0].nq, 1)

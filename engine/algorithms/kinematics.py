@@ -15,7 +15,7 @@ from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec
 from ..spatial import mat6_vec, Ad_inv_into
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def world_poses(m, ws, q):
     n = m.shape[0] - 1
     w0 = ws[0]
