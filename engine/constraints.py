@@ -36,49 +36,54 @@ class FrameState:
 
 
 class Kinematics:
-    """Poses, twists and bias accelerations of every body for one (q, dq); Jacobians on demand."""
+    """The kinematics the constraints read for one (q, dq): frame states (one compiled call each,
+    ``algorithms/frames.py``) and, on demand, every body's world pose T, body twist V and bias
+    acceleration dV."""
 
     def __init__(self, model, q, v):
-        from .algorithms.kinematics import body_bias
-        from .api import _call
         self.model = model
         self.q = np.ascontiguousarray(q, dtype=float)
         self.v = np.ascontiguousarray(v, dtype=float)
-        n = model.nbodies + 1
-        self.T = np.empty((n, 12))
-        self.V = np.empty((n, 6))
-        self.dV = np.empty((n, 6))
-        _call(body_bias, model, model._wb_kin, ("q", "v"), (self.q, self.v), self.T, self.V, self.dV)
-        self._J = {}
+        self._bodies = None
 
-    def body_jacobian(self, k):
-        J = self._J.get(k)
-        if J is None:
-            from .algorithms.kinematics import body_jacobian
-            J = np.zeros((6, self.model.nv))
-            if k > 0:
-                body_jacobian(self.model._mb, self.model._wb_kin, self.q, k, J)
-            self._J[k] = J
-        return J
+    def _body_states(self):
+        if self._bodies is None:
+            from .algorithms.kinematics import body_bias
+            from .api import _call
+            n = self.model.nbodies + 1
+            T, V, dV = np.empty((n, 12)), np.empty((n, 6)), np.empty((n, 6))
+            _call(body_bias, self.model, self.model._wb_kin, ("q", "v"), (self.q, self.v), T, V, dV)
+            self._bodies = T, V, dV
+        return self._bodies
+
+    @property
+    def T(self):
+        """World poses (n + 1 x 12: R row-major, p), row 0 the ground."""
+        return self._body_states()[0]
+
+    @property
+    def V(self):
+        """Body twists (n + 1 x 6), each in its body's frame."""
+        return self._body_states()[1]
+
+    @property
+    def dV(self):
+        """Bias accelerations (n + 1 x 6, ddq = 0, no gravity), body frames."""
+        return self._body_states()[2]
 
     def frame(self, body, P):
         """FrameState of the frame with placement P (4x4) in body `body` (0 = ground)."""
+        from .algorithms.frames import frame_kinematics
+        model = self.model
+        out = np.empty((8, 3))
+        J = np.empty((6, model.nv))
+        st = frame_kinematics(model._mb, model._wb_kin, self.q, self.v, body, P, out, J)
+        if st:
+            from .api import _raise
+            _raise(model, st, ("q", "v"), (self.q, self.v))
         s = FrameState()
-        Rk = self.T[body, :9].reshape(3, 3)
-        pk = self.T[body, 9:]
-        c = P[:3, 3]
-        w, u = self.V[body, :3], self.V[body, 3:]
-        dw, du = self.dV[body, :3], self.dV[body, 3:]
-        s.R = Rk @ P[:3, :3]
-        s.p = pk + Rk @ c
-        vc = u + _cross(w, c)
-        s.w = Rk @ w
-        s.vel = Rk @ vc
-        s.alpha = Rk @ dw
-        s.acc = Rk @ (du + _cross(dw, c) + _cross(w, vc))
-        J = self.body_jacobian(body)
-        s.Jw = Rk @ J[:3]
-        s.Jv = Rk @ (J[3:] - _skew(c) @ J[:3])   # v + w x c  ->  Jv - [c] Jw
+        s.R, s.p, s.w, s.vel, s.alpha, s.acc = out[:3], out[3], out[4], out[5], out[6], out[7]
+        s.Jw, s.Jv = J[:3], J[3:]
         return s
 
 
