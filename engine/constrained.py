@@ -54,14 +54,22 @@ def response(model, q, B, prescribed=None):
     B = np.ascontiguousarray(B, dtype=float).reshape(model.nv, -1)
     X = np.empty_like(B)
     pres = np.zeros(model.nv, dtype=bool) if prescribed is None else np.ascontiguousarray(prescribed, dtype=bool)
-    _call(articulated_response, model, model._wb_hd, ("q",), (q,), pres, B, X)
+    try:
+        st = articulated_response(model._mb, model._wb_hd, q, pres, B, X)
+    except TypeError:         # q not a float64 vector: the slow path converts it
+        _call(articulated_response, model, model._wb_hd, ("q",), (q,), pres, B, X)
+        return X
+    if st:
+        _call(articulated_response, model, model._wb_hd, ("q",), (q,), pres, B, X)   # raises the error
     return X
 
 
 def _psd_solve(model, K, rhs, key, what):
     """Minimum-norm solution of K x = rhs for a symmetric positive semi-definite K."""
     s, V = np.linalg.eigh(K)
-    smax = max(float(s[-1]), 0.0) if s.size else 0.0
+    if s[0] > RANK_TOL * s[-1]:          # full rank (the common case)
+        return V @ ((V.T @ rhs) / s)
+    smax = max(float(s[-1]), 0.0)
     keep = s > RANK_TOL * max(smax, 1e-300)
     if not np.all(keep):
         _warn_once(model, ("rank", key), f"{what}: constraint rows are redundant or singular (rank "
