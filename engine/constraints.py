@@ -163,6 +163,7 @@ class PointConstraint(_TwoFrames):
             D = np.atleast_2d(np.array(directions, dtype=float))
             if D.shape[1] != 3 or not np.all(np.isfinite(D)) or np.any(np.linalg.norm(D, axis=1) < 1e-12):
                 raise ModelError(f"constraint '{name}': directions must be non-zero 3-vectors")
+            D = D / np.abs(D).max(axis=1)[:, None]        # scaled first: |D| of huge entries overflows
             self.D = D / np.linalg.norm(D, axis=1)[:, None]
         self.rows = self.D.shape[0]
 
@@ -350,6 +351,7 @@ class RollingContact(Constraint):
             raise ModelError(f"constraint '{name}': axis must be a non-zero 3-vector, got {axis.tolist()}")
         if not (np.all(np.isfinite(self.center)) and np.isfinite(self.ground)):
             raise ModelError(f"constraint '{name}': center and ground must be finite")
+        axis = axis / np.abs(axis).max()                 # scaled first: |axis| of huge entries overflows
         self.axis = axis / np.linalg.norm(axis)
 
     def bind(self, model):
