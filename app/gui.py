@@ -1,13 +1,19 @@
 """Entry point of the desktop program: ``main(model_name, screenshot, quit_after, package_paths)``.
 
-Start-up: the window appears at once; the engine (whose numba kernels take a minute to compile
-the first time, and under a second after that) is imported in a background thread while the
+Start-up: the window appears at once; the engine (whose numba kernels take a minute or two to
+compile the first time, and under a second after that) is loaded in the background while the
 window shows which kernels are being compiled; then the model is loaded and starts running.
+A cold start compiles in a child process (``python -c "import engine"``, which fills the kernel
+cache) so the window's thread never waits for the compiler's hold on the interpreter; the engine
+is then imported warm. A warm start imports it directly in a thread.
 With ``screenshot`` and ``quit_after`` the program runs the model that many seconds, writes a PNG
 of the whole window and exits."""
 from __future__ import annotations
 
+import glob
+import importlib.util
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -22,8 +28,28 @@ ENGINE_MODULES = ("engine.spatial", "engine.joints", "engine.model", "engine.alg
                   "engine.catalog")
 
 
+def kernel_cache_is_warm():
+    """True when the engine's kernel cache holds compiled code for the current sources, False when
+    it is empty or missing, None when that can not be told (then the engine is simply imported)."""
+    try:
+        spec = importlib.util.find_spec("engine")
+        if spec is None or spec.origin is None:
+            return None
+        if os.environ.get("NUMBA_CACHE_DIR"):
+            where = os.environ["NUMBA_CACHE_DIR"]
+        else:
+            path = os.path.join(os.path.dirname(spec.origin), "_jitcache.py")
+            probe_spec = importlib.util.spec_from_file_location("_jointlab_cache_probe", path)
+            probe = importlib.util.module_from_spec(probe_spec)
+            probe_spec.loader.exec_module(probe)      # hashes the kernel sources; imports only numba
+            where = probe.cache_dir()
+        return bool(glob.glob(os.path.join(where, "**", "*.nbi"), recursive=True))
+    except Exception:
+        return None
+
+
 class EngineImport:
-    """``import engine`` in a thread; ``done``/``error`` are set when it ends."""
+    """Loads the engine in the background; ``done``/``error`` are set when it ends."""
 
     def __init__(self):
         self.engine = None
@@ -31,10 +57,14 @@ class EngineImport:
         self.done = threading.Event()
         self.t0 = time.perf_counter()
         self.elapsed = None
+        self.compiled = set()          # engine modules the compiling child process has finished
+        self.child = None
         threading.Thread(target=self._run, name="jointlab-engine-import", daemon=True).start()
 
     def _run(self):
         try:
+            if kernel_cache_is_warm() is False:
+                self._compile_in_child()
             import engine
             import engine.catalog  # noqa: F401
             self.engine = engine
@@ -43,9 +73,23 @@ class EngineImport:
         self.elapsed = time.perf_counter() - self.t0
         self.done.set()
 
+    def _compile_in_child(self):
+        """Fill the kernel cache from a child process; follow its imports (-X importtime)."""
+        try:
+            self.child = subprocess.Popen([sys.executable, "-X", "importtime", "-c", "import engine, engine.catalog"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        except OSError:
+            return                      # then the import below compiles in this process
+        for line in self.child.stderr:
+            name = line.rsplit("|", 1)[-1].strip()
+            if name.startswith("engine"):
+                self.compiled.add(name)
+        self.child.wait()
+
     def progress(self):
-        n = sum(1 for m in ENGINE_MODULES if m in sys.modules)
-        current = next((m for m in ENGINE_MODULES if m not in sys.modules), None)
+        done = self.compiled | {m for m in ENGINE_MODULES if m in sys.modules}
+        n = sum(1 for m in ENGINE_MODULES if m in done)
+        current = next((m for m in ENGINE_MODULES if m not in done), None)
         return n, len(ENGINE_MODULES), current
 
 
@@ -138,6 +182,9 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) ->
     rc = app.exec()
     if win.worker is not None:
         win.worker.stop()
+    if loader.child is not None and loader.child.poll() is None:
+        loader.child.terminate()         # closed while compiling: stop our compiler process
+        loader.child.wait(5)
     if os.environ.get("JOINTLAB_TIMING"):
         print("JOINTLAB_TIMING " + " ".join(f"{k}={v:.3f}" for k, v in times.items()), file=sys.stderr)
     return state["exit"] or rc
