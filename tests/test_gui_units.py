@@ -255,3 +255,14 @@ def test_worker_that_cannot_keep_up_runs_slower_and_says_so(eng, mods):
     # at least every few frames (each batch of physics is capped at BUDGET of wall time)
     stamps = [t for (t, k), (_, k0) in zip(serials[1:], serials[:-1]) if k != k0]
     assert max(np.diff(stamps)) < 20 * BUDGET
+
+
+def test_kernel_cache_probe(eng, tmp_path, monkeypatch):
+    """A cold start (empty kernel cache) is recognised, so the kernels compile in a child process
+    and the window never waits for the compiler; a warm cache is recognised too."""
+    from app.gui import kernel_cache_is_warm
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert kernel_cache_is_warm() is False
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "spatial.f-1.py311.nbi").write_bytes(b"")
+    assert kernel_cache_is_warm() is True
