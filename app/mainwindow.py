@@ -319,6 +319,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if snap.serial != self._last_serial:
             self._last_serial = snap.serial
             self.scene.update(snap, snap.wrenches)
+            if self.act_follow.isChecked():
+                self.view.follow(self.scene.body_poses[1][:3, 3] if len(self.scene.body_poses) > 1 else None)
             self._labels(snap)
         now = time.perf_counter()
         if now - self._panel_time > PANEL_PERIOD:

@@ -62,6 +62,9 @@ def build_menus(win):
         a = action(win, vm, text, lambda v, k=key: win._toggle(k, v), checkable=True, checked=on, tip=text)
         a.setIconText(short)
         win.toggles[key] = a
+    win.act_follow = action(win, vm, "Camera Follows the Robot", None, "F", checkable=True, checked=False,
+                            tip="keep the view centred on the root body (for floating-base robots in flight)")
+    win.act_follow.setIconText("Follow")
     vm.addSeparator()
     for d in (win.gallery_dock, win.joints_dock, win.plots_dock):
         vm.addAction(d.toggleViewAction())
@@ -103,6 +106,7 @@ def build_menus(win):
     vt.setObjectName("view")
     for a in win.toggles.values():
         vt.addAction(a)
+    vt.addAction(win.act_follow)
 
 
 def show_help(win):

@@ -77,6 +77,15 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self.opts["fov"] = 45
         self.update()
 
+    def follow(self, point):
+        """Keep the camera's orbit centre on a (moving) point; orbit and zoom stay the user's."""
+        if point is None:
+            return
+        c = self.opts["center"]
+        if (abs(c.x() - point[0]) + abs(c.y() - point[1]) + abs(c.z() - point[2])) > 1e-6:
+            self.opts["center"] = QtGui.QVector3D(*map(float, point))
+            self.update()
+
     def camera_position(self):
         p = self.cameraPosition()
         return np.array([p.x(), p.y(), p.z()])
