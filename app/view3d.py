@@ -31,6 +31,10 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
 
     def __init__(self):
         super().__init__()
+        fmt = QtGui.QSurfaceFormat(self.requestedFormat())
+        fmt.setDepthBufferSize(24)        # a QOpenGLWindow has none unless asked (QOpenGLWidget does)
+        fmt.setSwapInterval(0)            # the frame timer paces drawing, not the buffer swap
+        self.setFormat(fmt)
         self.widget = QtWidgets.QWidget.createWindowContainer(self)
         self.widget.setMinimumSize(200, 150)
         self.widget.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
