@@ -226,7 +226,7 @@ def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=
             f_try, A_try = holonomic(q_try)
             fn_try = float(np.linalg.norm(f_try))
         q, f, A, fn = q_try, f_try, A_try, fn_try
-    else:
+    if fn > tol:
         _warn_once(model, "project", f"project_constraints: |f(q)| = {fn:.3g} after {max_iter} Newton steps "
                                      "(the constraints may be unreachable)")
     f, A, _, _ = constraint_system(model, q, v, constraints)
