@@ -210,6 +210,7 @@ def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=
 
     f, A = holonomic(q)
     fn = float(np.linalg.norm(f)) if f.size else 0.0
+    best = (q, fn)
     for _ in range(max_iter):
         if fn <= tol:
             break
@@ -225,8 +226,12 @@ def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=
             q_try = integrate(model, q, rng.normal(scale=0.1, size=nv))
             f_try, A_try = holonomic(q_try)
             fn_try = float(np.linalg.norm(f_try))
+        if fn < best[1]:
+            best = (q, fn)
         q, f, A, fn = q_try, f_try, A_try, fn_try
     if fn > tol:
+        if best[1] < fn:
+            q, fn = best            # a last shake may have left the nearest configuration found
         _warn_once(model, "project", f"project_constraints: |f(q)| = {fn:.3g} after {max_iter} Newton steps "
                                      "(the constraints may be unreachable)")
     f, A, _, _ = constraint_system(model, q, v, constraints)
