@@ -666,3 +666,17 @@ def test_a_link_named_world_is_not_the_ground():
     model = b.build()
     assert (model.constraint("tether").body_a, model.constraint("tether").body_b) == (1, 0)
     assert (model.constraint("rod").body_a, model.constraint("rod").body_b) == (2, 1)
+
+
+def test_unreachable_loop_projects_as_close_as_it_can_and_warns():
+    """A rod longer than the linkage can ever span: the projection stops after its Newton budget
+    with the nearest configuration it found and one ConstraintWarning (no exception, no NaN)."""
+    model = catalog.load_model("four_bar")
+    rod = engine.DistanceConstraint("too_long", "crank", None, length=5.0, point_a=(0.12, 0, 0)).bind(model)
+    q0, v0 = catalog.initial_state(model)
+    with pytest.warns(engine.ConstraintWarning, match="may be unreachable"):
+        q, v = engine.project_constraints(model, q0, v0, constraints=[rod])
+    assert np.all(np.isfinite(q)) and np.all(np.isfinite(v))
+    # the nearest it gets: the crank (pivot 0.45 m above the origin) pointing straight up
+    f, _, _, _ = engine.constraint_system(model, q, v, [rod])
+    assert f[0] == pytest.approx((0.45 + 0.12) - 5.0, abs=1e-6)
