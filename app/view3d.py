@@ -77,8 +77,12 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         if self.scene is None:
             return
         c, r = self.scene.extent
-        self.setCameraPosition(pos=QtGui.QVector3D(*map(float, c)), distance=2.7 * r, elevation=18, azimuth=-60)
-        self.opts["fov"] = 45
+        self.opts["fov"] = 45            # horizontal field of view (pyqtgraph's convention)
+        w, h = max(self.width(), 1), max(self.height(), 1)
+        half = np.radians(22.5)
+        narrow = min(np.tan(half), np.tan(half) * h / w)   # the tighter of the two half-angles
+        self.setCameraPosition(pos=QtGui.QVector3D(*map(float, c)), distance=1.15 * r / narrow,
+                               elevation=18, azimuth=-60)
         self.update()
 
     def follow(self, point):
