@@ -15,6 +15,18 @@ PARAM_TEXT = {"value": "value", "target": "target", "kp": "kp", "kd": "kd", "amp
 SLIDER_STEPS = 1000
 
 
+def _num(x):
+    """A number for a live readout: fixed width, no noise digits."""
+    a = abs(x)
+    if not a < float("inf"):
+        return str(x)
+    if a < 1e-9:
+        return " 0"
+    if 1e-3 <= a < 1e4:
+        return f"{x:+.3f}"
+    return f"{x:+.2e}"
+
+
 def _units(kind, mode, param):
     lin = kind == "prismatic"
     if param == "value":
@@ -66,10 +78,10 @@ class JointRow(QtCore.QObject):
             self.slider.setToolTip(f"position, {lo:.3g} .. {hi:.3g} (drag while paused to pose)")
             self.slider.valueChanged.connect(self._slid)
         self.readout = QtWidgets.QLabel("")
-        self.readout.setMinimumWidth(200)
+        self.readout.setMinimumWidth(185)
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        for c, w in enumerate((self.name_label, self.mode, self.law, self.params,
-                               self.slider if self.slider else QtWidgets.QLabel(""), self.readout)):
+        for c, w in enumerate((self.name_label, self.readout, self.mode, self.law, self.params,
+                               self.slider if self.slider else QtWidgets.QLabel(""))):
             grid.addWidget(w, row, c)
         self._fill_laws("torque")
         self.mode.currentTextChanged.connect(self._mode_changed)
@@ -156,14 +168,14 @@ class JointRow(QtCore.QObject):
         if j.nv == 1:
             q = f"q {snap.q[j.idx_q]:+.3f}"
             if presc:
-                text = f"{q}   needs tau {snap.tau[j.idx_v]:+.4g} {'N' if lin else 'N m'}"
+                text = f"{q}  needs tau {_num(snap.tau[j.idx_v])} {'N' if lin else 'N m'}"
             else:
-                text = f"{q}   gets ddq {snap.a[j.idx_v]:+.4g} {'m/s²' if lin else 'rad/s²'}"
+                text = f"{q}  gets ddq {_num(snap.a[j.idx_v])} {'m/s²' if lin else 'rad/s²'}"
         else:
             if presc:
-                text = f"needs |tau| {np.linalg.norm(snap.tau[sv]):.4g}"
+                text = f"needs |tau| {_num(np.linalg.norm(snap.tau[sv]))}"
             else:
-                text = f"gets |ddq| {np.linalg.norm(snap.a[sv]):.4g}"
+                text = f"gets |ddq| {_num(np.linalg.norm(snap.a[sv]))}"
         if self.readout.text() != text:
             self.readout.setText(text)
 
@@ -212,7 +224,7 @@ class JointPanel(QtWidgets.QWidget):
         grid.setContentsMargins(4, 4, 4, 4)
         grid.setHorizontalSpacing(6)
         grid.setVerticalSpacing(2)
-        for c, t in enumerate(("joint", "mode", "input", "parameters", "position", "readout")):
+        for c, t in enumerate(("joint", "state (live)", "mode", "input", "parameters", "position")):
             grid.addWidget(QtWidgets.QLabel(f"<i>{t}</i>"), 0, c)
         self.rows = {}
         for r, j in enumerate(model.joints, start=1):
@@ -222,7 +234,7 @@ class JointPanel(QtWidgets.QWidget):
             row.hint.connect(self.hint.emit)
             self.rows[j.name] = row
         grid.setRowStretch(len(model.joints) + 1, 1)
-        grid.setColumnStretch(3, 1)
+        grid.setColumnStretch(4, 1)
         self.scroll.setWidget(inner)
         self._inner = inner
 
