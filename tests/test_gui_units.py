@@ -254,7 +254,7 @@ def test_worker_that_cannot_keep_up_runs_slower_and_says_so(eng, mods):
     # it never spirals: the simulation does not fall ever further behind, and a snapshot comes
     # at least every few frames (each batch of physics is capped at BUDGET of wall time)
     stamps = [t for (t, k), (_, k0) in zip(serials[1:], serials[:-1]) if k != k0]
-    assert max(np.diff(stamps)) < 20 * BUDGET
+    assert max(np.diff(stamps)) < 40 * BUDGET
 
 
 def test_kernel_cache_probe(eng, tmp_path, monkeypatch):
