@@ -106,7 +106,9 @@ def test_initial_state_off_the_loops_is_projected():
 
 def test_baumgarte_gains_are_critically_damped_and_clamped():
     sim = engine.Simulator(linkage("four_bar"), dt=1e-3)
-    assert sim.baumgarte() == pytest.approx((100.0, 100.0))      # default T = 10 dt
+    assert sim.baumgarte() == pytest.approx((10.0, 10.0))        # default with RK4: T = 0.1 s
+    euler = engine.Simulator(linkage("four_bar"), dt=1e-3, integrator="semi_implicit_euler")
+    assert euler.baumgarte() == pytest.approx((100.0, 100.0))    # default with Euler: T = 10 dt
     sim.baumgarte_time = 0.05
     assert sim.baumgarte() == pytest.approx((20.0, 20.0))
     sim.baumgarte_time = 1e-4                                     # too stiff for the step: T >= 2 dt
