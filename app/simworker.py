@@ -205,14 +205,21 @@ class SimWorker:
     # ------------------------------------------------------------------ the thread
     def _run(self):
         while not self._stop:
-            self._apply_commands()
-            if self._stop:
-                break
-            if not self.running:
-                self._wake.wait(0.05)
-                self._wake.clear()
+            try:
+                self._apply_commands()
+                if self._stop:
+                    break
+                if not self.running:
+                    self._wake.wait(0.05)
+                    self._wake.clear()
+                    continue
+                slept = self._batch()
+            except Exception as exc:      # never let the thread die silently: pause and say why
+                import traceback
+                traceback.print_exc()
+                self._fault(f"internal error at t = {self.sim.t:.6g} s: {type(exc).__name__}: {exc}")
+                self._publish()
                 continue
-            slept = self._batch()
             if slept > 0:
                 self._wake.wait(slept)
                 self._wake.clear()

@@ -266,3 +266,24 @@ def test_kernel_cache_probe(eng, tmp_path, monkeypatch):
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "spatial.f-1.py311.nbi").write_bytes(b"")
     assert kernel_cache_is_warm() is True
+
+
+def test_worker_survives_a_failing_controller(eng, mods):
+    """Whatever goes wrong inside a step, the thread pauses with a message and stays alive."""
+    from app.simworker import SimWorker
+    pend, _ = mods
+    w = SimWorker(eng, pend, q0=np.array([1.0, 0.0])).start()
+
+    def broken(t, q, v):
+        raise KeyError("boom")
+    w.post(lambda w_: setattr(w_.sim, "controller", broken))
+    deadline = time.time() + 5
+    while not w.events and time.time() < deadline:
+        time.sleep(0.02)
+    assert w.events and "boom" in w.events[0][1]
+    assert w.alive and not w.snapshot().running
+    w.post(lambda w_: setattr(w_.sim, "controller", w_.controller))
+    w.set_running(True)
+    time.sleep(0.2)
+    assert w.snapshot().running and w.snapshot().t > 0.05
+    w.stop()
