@@ -200,6 +200,8 @@ class MainWindow(QtWidgets.QMainWindow):
         """Switch to a loaded model. Everything that can fail (the simulator's start, the meshes)
         happens before the current model is stopped: on failure it keeps running."""
         model, q0, v0, scales, src, load_warnings, parts = payload
+        if self._loading is not None and src != self._loading and parts is not None:
+            return      # a newer model was asked for while this one loaded: that one wins
         from .simworker import SimWorker
         dt = STEPS[self.dt_box.currentIndex()]
         try:
