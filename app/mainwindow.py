@@ -172,6 +172,12 @@ class MainWindow(QtWidgets.QMainWindow):
         return {j.name: float(M[j.idx_v, j.idx_v]) for j in model.joints if j.nv}
 
     def _load_thread(self, src, floating_base):
+        try:
+            self._load(src, floating_base)
+        except RuntimeError:
+            pass        # the window was closed while loading: nobody to tell
+
+    def _load(self, src, floating_base):
         e = self.e
         try:
             from engine import catalog
