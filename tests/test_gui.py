@@ -334,3 +334,25 @@ def test_a_model_that_cannot_start_keeps_the_old_one(qtbot, window, models):
     t0 = worker.snapshot().t
     spin(qtbot, 0.2)
     assert worker.snapshot().t > t0
+
+
+def test_missing_mesh_warns_and_draws_a_placeholder(qtbot, window, tmp_path):
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text("""<?xml version="1.0"?>
+<robot name="arm">
+  <link name="base"/>
+  <link name="link1">
+    <inertial><mass value="1"/><origin xyz="0 0 0.25"/><inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><mesh filename="meshes/not_there.stl"/></geometry></visual>
+    <visual><origin xyz="0 0 0.25"/><geometry><box size="0.05 0.05 0.5"/></geometry></visual>
+  </link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="link1"/><origin xyz="0 0 1"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+</robot>
+""")
+    window.open_model(str(urdf))
+    qtbot.waitUntil(lambda: window.model_source == str(urdf), timeout=30000)
+    assert any("not_there.stl" in m and "link1" in m for m in window.messages), window.messages
+    kinds = [s.kind for s in window.model.visuals]
+    assert "placeholder" in kinds
+    wait_snapshot(qtbot, window, lambda s: s.running and s.t > 0.1)
