@@ -273,6 +273,26 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.worker:
             self.worker.reset()
 
+    def step_back(self, seconds=0.1):
+        """While paused: go back to the recorded state ``seconds`` earlier (every step is recorded);
+        the later samples are dropped and the next steps replace them."""
+        w = self.worker
+        if w is None or w.snapshot().running or self.plots.recorder is None:
+            return False
+        self.plots.append(w.samples.drain())
+        rec = self.plots.recorder
+        last = rec.last_time()
+        row = None if last is None else rec.row_at(last - seconds + 1e-9)
+        if row is None:
+            self.status.showMessage("nothing recorded that far back", 5000)
+            return False
+        L = w.layout
+        rec.truncate(row[0])
+        self.plots.refresh(force=True)
+        w.go_back_to(float(row[0]), row[L.q], row[L.dq])
+        self.status.showMessage(f"back to t = {row[0]:.3f} s", 5000)
+        return True
+
     def _speed_by(self, d):
         i = min(max(self.speed_box.currentIndex() + d, 0), len(SPEEDS) - 1)
         self.speed_box.setCurrentIndex(i)

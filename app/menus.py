@@ -47,6 +47,8 @@ def build_menus(win):
     sm = mb.addMenu("&Simulation")
     win.act_run = action(win, sm, "Run / Pause", win.toggle_running, "Space", tip="run or pause the simulation")
     win.act_step = action(win, sm, "Single Step", win.single_step, "S", tip="advance one time step (while paused)")
+    win.act_back = action(win, sm, "Step Back", lambda: win.step_back(0.1), "B",
+                          tip="while paused: back 0.1 s to a recorded state (for instance after a divergence)")
     win.act_reset = action(win, sm, "Reset", win.reset, "Ctrl+R", tip="back to the initial state")
     sm.addSeparator()
     action(win, sm, "Slower", lambda: win._speed_by(-1), "[")
@@ -73,6 +75,7 @@ def build_menus(win):
     tb = win.addToolBar("Simulation")
     tb.setObjectName("simulation")
     tb.addAction(win.act_run)
+    tb.addAction(win.act_back)
     tb.addAction(win.act_step)
     tb.addAction(win.act_reset)
     tb.addSeparator()

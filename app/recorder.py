@@ -165,6 +165,30 @@ class Recorder:
             return np.zeros((0, width))
         return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
 
+    def truncate(self, t):
+        """Forget the samples at times >= t (after going back in time, the new steps replace them)."""
+        times = self.data(columns=[0])[:, 0]
+        keep = int(np.searchsorted(times, t - 1e-12, side="left"))
+        drop = len(times) - keep
+        if drop > 0:
+            self._head = (self._head - drop) % self.capacity
+            self._n -= drop
+            self.total -= drop
+        return drop
+
+    def row_at(self, t):
+        """The newest held sample with time <= t (None if there is none)."""
+        times = self.data(columns=[0])[:, 0]
+        i = int(np.searchsorted(times, t + 1e-12, side="right")) - 1
+        if i < 0:
+            return None
+        segs = self._segments()
+        for a, b in segs:
+            if i < b - a:
+                return self._buf[a + i].copy()
+            i -= b - a
+        return None
+
     def last_time(self):
         if self._n == 0:
             return None

@@ -178,6 +178,19 @@ class SimWorker:
         v = None if v is None else np.array(v, dtype=float)
         self.post(lambda w: w._set_pose(q, v))
 
+    def go_back_to(self, t, q, v):
+        """Restore a recorded state (t, q, v) while paused (reliability: step back after a fault)."""
+        q, v = np.array(q, dtype=float), np.array(v, dtype=float)
+
+        def f(w):
+            if w.running:
+                return
+            w._drag_end()
+            w.sim.set_state(q, v, t)
+            w.controller.recapture(w.sim.q)
+            w._good = (w.sim.t, w.sim.q.copy(), w.sim.v.copy())
+        self.post(f)
+
     def watch_wrench(self, joint_name):
         """Record the wrench that this joint transmits (None: record none)."""
         def f(w):

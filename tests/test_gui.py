@@ -356,3 +356,27 @@ def test_missing_mesh_warns_and_draws_a_placeholder(qtbot, window, tmp_path):
     kinds = [s.kind for s in window.model.visuals]
     assert "placeholder" in kinds
     wait_snapshot(qtbot, window, lambda s: s.running and s.t > 0.1)
+
+
+def test_step_back_after_a_fault_returns_to_a_recorded_state(qtbot, window, models):
+    pendulum, _ = models
+    worker = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
+    spin(qtbot, 0.6)
+    worker.post(lambda w: w.sim.v.__setitem__(1, np.nan))
+    qtbot.waitUntil(lambda: window.last_error is not None, timeout=5000)
+    snap = wait_snapshot(qtbot, window, lambda s: not s.running)
+    spin(qtbot, 0.1)
+    L = worker.layout
+    assert window.step_back(0.25)
+    back = wait_snapshot(qtbot, window, lambda s: s.t < snap.t - 0.2)
+    rec = window.plots.recorder
+    assert rec.last_time() < back.t
+    d = window.plots.recorder.data()
+    # the restored state continues the recorded trajectory: one more step lands on the next row
+    window.single_step()
+    wait_snapshot(qtbot, window, lambda s: s.t > back.t)
+    spin(qtbot, 0.1)
+    new = rec.data()[-1]
+    assert new[0] == pytest.approx(back.t) and np.all(np.isfinite(new[L.q]))
+    assert np.allclose(np.diff(rec.data(columns=[0])[:, 0]), 1e-3)
+    del d

@@ -217,6 +217,11 @@ def test_recorder_ring_and_csv(tmp_path, mods):
     assert r.total == 2500 and len(r) == 1000
     assert np.array_equal(r.data(), rows[-1000:])
     assert np.array_equal(r.data(columns=[0, 3], since=2.2), rows[2200:, [0, 3]])
+    assert np.array_equal(r.row_at(2.2005), rows[2200])
+    assert r.row_at(0.0) is None                       # older than what is held
+    assert r.truncate(2.3) == 200 and r.total == 2300 and r.last_time() == pytest.approx(2.299)
+    r.append(rows[2300:2500])
+    assert np.array_equal(r.data(), rows[-1000:])
     r.to_csv(tmp_path / "x.csv")
     names, data = read_csv(tmp_path / "x.csv")
     assert names == L.names and np.array_equal(data, rows[-1000:])
