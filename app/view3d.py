@@ -41,6 +41,7 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self.scene = None
         self.is_running = lambda: False
         self._drag = None            # (plane point, plane normal)
+        self._last_hover = 0.0
         self.frame_times = deque(maxlen=4000)   # perf_counter at each paint
         self.setBackgroundColor((236, 238, 242))
 
@@ -135,6 +136,7 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
                     view_dir = self.opts_center() - self.camera_position()
                     n = view_dir / np.linalg.norm(view_dir)
                     self._drag = (pw, n)
+                    self.setCursor(QtGui.QCursor(QtCore.Qt.CursorShape.ClosedHandCursor))
                     self.dragStarted.emit(body, p_local, "spring" if running else "pose")
                     ev.accept()
                     return
@@ -154,6 +156,8 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         return o + ((p0 - o) @ n / den) * d
 
     def mouseMoveEvent(self, ev):
+        if ev.buttons() == QtCore.Qt.MouseButton.NoButton:
+            self._hover(ev)
         if self._drag is not None:
             pos = ev.position()
             target = self.drag_target(pos.x(), pos.y())
@@ -164,9 +168,25 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
             return
         super().mouseMoveEvent(ev)
 
+    def _hover(self, ev):
+        """Open-hand cursor over a body that a press would grab (paused; or Ctrl held while running)."""
+        now = time.perf_counter()
+        if self.scene is None or now - self._last_hover < 0.03:
+            return
+        self._last_hover = now
+        ctrl = bool(ev.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier)
+        grab = False
+        if ctrl or not self.is_running():
+            pos = ev.position()
+            grab = self.scene.pick(*self.ray(pos.x(), pos.y())) is not None
+        shape = QtCore.Qt.CursorShape.OpenHandCursor if grab else QtCore.Qt.CursorShape.ArrowCursor
+        if self.cursor().shape() != shape:
+            self.setCursor(QtGui.QCursor(shape))
+
     def mouseReleaseEvent(self, ev):
         if self._drag is not None:
             self._drag = None
+            self.setCursor(QtGui.QCursor(QtCore.Qt.CursorShape.ArrowCursor))
             self.dragEnded.emit()
             ev.accept()
             return
