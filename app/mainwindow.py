@@ -50,7 +50,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.first_model_time = None
         self.settings = settings if settings is not None else QtCore.QSettings("JointLab", "jointlab")
         self.setWindowTitle("JointLab")
-        self.resize(1440, 920)
+        screen = QtGui.QGuiApplication.primaryScreen()
+        avail = screen.availableGeometry() if screen is not None else QtCore.QRect(0, 0, 1600, 1000)
+        self.resize(min(1440, int(0.95 * avail.width())), min(920, int(0.92 * avail.height())))
         self._build_view()
         self._build_docks()
         build_menus(self)
