@@ -380,3 +380,31 @@ def test_step_back_after_a_fault_returns_to_a_recorded_state(qtbot, window, mode
     assert new[0] == pytest.approx(back.t) and np.all(np.isfinite(new[L.q]))
     assert np.allclose(np.diff(rec.data(columns=[0])[:, 0]), 1e-3)
     del d
+
+
+def test_overlays_and_camera(qtbot, window, models):
+    pendulum, _ = models
+    install(qtbot, window, pendulum, q0=np.array([0.8, 0.6]), running=False)
+    window.worker.want_reactions = True
+    window.worker.set_joint_positions({"joint1": [0.8]})      # a fresh snapshot with reactions
+    wait_snapshot(qtbot, window, lambda s: s.wrenches is not None)
+    settle(qtbot, window)
+    base = frame_pixels(window)
+    for key in ("frames", "axes", "com", "reactions"):
+        window.toggles[key].setChecked(True)
+        settle(qtbot, window)
+        on = frame_pixels(window)
+        window.toggles[key].setChecked(False)
+        settle(qtbot, window)
+        assert (np.abs(on - base).sum(axis=2) > 40).sum() > 30, f"{key} overlay draws nothing"
+    # orbit with a real mouse drag on empty space, then Reset View puts the camera back
+    view = window.view
+    az0, el0 = view.opts["azimuth"], view.opts["elevation"]
+    QTest.mousePress(view, LEFT, NOMOD, QtCore.QPoint(10, 10))
+    for k in range(1, 6):
+        QTest.mouseMove(view, QtCore.QPoint(10 + 15 * k, 10 + 5 * k))
+        qtbot.wait(10)
+    QTest.mouseRelease(view, LEFT, NOMOD, QtCore.QPoint(85, 35))
+    assert (view.opts["azimuth"], view.opts["elevation"]) != (az0, el0)
+    view.reset_camera()
+    assert (view.opts["azimuth"], view.opts["elevation"]) == (az0, el0)
