@@ -408,3 +408,17 @@ def test_overlays_and_camera(qtbot, window, models):
     assert (view.opts["azimuth"], view.opts["elevation"]) != (az0, el0)
     view.reset_camera()
     assert (view.opts["azimuth"], view.opts["elevation"]) == (az0, el0)
+
+
+def test_says_so_when_physics_is_slower_than_real_time(qtbot, window, models):
+    pendulum, _ = models
+    install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
+    window.dt_box.setCurrentIndex(window.dt_box.findData(1e-4))
+    window.speed_box.setCurrentIndex(window.speed_box.findData(4.0))     # 40 000 steps per second asked
+    snap = wait_snapshot(qtbot, window, lambda s: s.behind and s.rtf == s.rtf, timeout=10000)
+    qtbot.waitUntil(lambda: "slower than real time" in window.rtf_label.text(), timeout=5000)
+    assert snap.rtf < 4.0
+    # the window stays responsive meanwhile: frames keep coming
+    n = len(window.view.frame_times)
+    spin(qtbot, 0.5)
+    assert len(window.view.frame_times) - n >= 5
