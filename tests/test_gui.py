@@ -68,7 +68,8 @@ def test_acceleration_mode_follows_the_prescription_and_reads_inverse_dynamics(q
     QTest.keyClicks(field, "2.5")
     QTest.keyClick(field, QtCore.Qt.Key.Key_Return)
     wait_snapshot(qtbot, window, lambda s: s.prescribed[0] and abs(s.a[0] - 2.5) < 1e-12)
-    spin(qtbot, 0.5)
+    t_switch = window.worker.snapshot().t
+    wait_snapshot(qtbot, window, lambda s: s.t > t_switch + 0.4, timeout=15000)
     window.set_running(False)
     snap = wait_snapshot(qtbot, window, lambda s: not s.running)
     spin(qtbot, 0.2)
@@ -110,8 +111,8 @@ def test_ctrl_drag_pulls_the_body_toward_the_mouse(qtbot, window, models):
         QTest.mouseMove(view, _pt((px + k / 10 * x_dir[0], py + k / 10 * x_dir[1])))
         qtbot.wait(20)
     target = view.drag_target(px + x_dir[0], py + x_dir[1])
-    spin(qtbot, 1.5)
-    snap = window.worker.snapshot()
+    # the spring settles in about half a second of simulated time
+    snap = wait_snapshot(qtbot, window, lambda s: s.q[0] > 0.6 * target[0], timeout=15000)
     QTest.mouseRelease(view, LEFT, CTRL, _pt((px + x_dir[0], py + x_dir[1])))
     x = snap.q[0]
     assert target[0] > 0.3
@@ -162,7 +163,7 @@ def test_paused_drag_poses_the_robot(qtbot, window, models):
 def test_plots_receive_every_sample(qtbot, window, models):
     pendulum, _ = models
     worker = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
-    spin(qtbot, 1.0)
+    wait_snapshot(qtbot, window, lambda s: s.steps > 800, timeout=15000)
     window.set_running(False)
     wait_snapshot(qtbot, window, lambda s: not s.running)
     spin(qtbot, 0.2)
@@ -184,7 +185,7 @@ def test_csv_export_round_trips(qtbot, window, models, tmp_path):
     pendulum, _ = models
     install(qtbot, window, pendulum, q0=np.array([1.0, 0.5]), running=True)
     window.worker.watch_wrench("joint1")
-    spin(qtbot, 0.5)
+    wait_snapshot(qtbot, window, lambda s: s.t > 0.4, timeout=15000)
     window.set_running(False)
     wait_snapshot(qtbot, window, lambda s: not s.running)
     spin(qtbot, 0.2)
@@ -316,9 +317,9 @@ def test_all_joints_switch_together_while_running(qtbot, window, models):
     panel.all_mode.setCurrentText("acceleration")
     panel.all_law.setCurrentIndex(panel.all_law.findData("hold"))
     QTest.mouseClick(panel.findChild(QtWidgets.QPushButton, "apply_all"), LEFT)
-    wait_snapshot(qtbot, window, lambda s: s.prescribed.all())
-    spin(qtbot, 1.5)
-    s = window.worker.snapshot()
+    s0 = wait_snapshot(qtbot, window, lambda s: s.prescribed.all())
+    s = wait_snapshot(qtbot, window, lambda s: s.t > s0.t + 1.5, timeout=15000)
+    spin(qtbot, 0.2)
     # "hold still" brings both joints to rest where they were switched, and the readout shows the
     # torques that hold them (gravity)
     assert np.abs(s.v).max() < 0.2
@@ -361,7 +362,7 @@ def test_missing_mesh_warns_and_draws_a_placeholder(qtbot, window, tmp_path):
 def test_step_back_after_a_fault_returns_to_a_recorded_state(qtbot, window, models):
     pendulum, _ = models
     worker = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
-    spin(qtbot, 0.6)
+    wait_snapshot(qtbot, window, lambda s: s.t > 0.5, timeout=15000)
     worker.post(lambda w: w.sim.v.__setitem__(1, np.nan))
     qtbot.waitUntil(lambda: window.last_error is not None, timeout=5000)
     snap = wait_snapshot(qtbot, window, lambda s: not s.running)
