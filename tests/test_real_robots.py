@@ -147,6 +147,7 @@ LOADABLE = [r for r in URDFS if r not in REFUSED]
 @pytest.mark.parametrize("floating_base", [False, True], ids=["fixed", "floating"])
 @pytest.mark.parametrize("rel", LOADABLE)
 def test_dynamics_and_frames_match_pinocchio(rel, floating_base):
+    """M, inverse and forward dynamics, b, g, energies, Jacobians and every link frame, to 1e-9."""
     model = _load(rel, floating_base)
     pm = _pin_model(rel, floating_base)
     pd = pm.createData()
@@ -167,6 +168,26 @@ def test_dynamics_and_frames_match_pinocchio(rel, floating_base):
             tau = engine.inverse_dynamics(model, q, v, a)
             taup = pin.rnea(pm, pd, qp, vp, ap)[P]
             assert _rel_err(tau, taup) < 1e-9, f"{rel}: inverse dynamics differs"
+            # forward dynamics undoes it, as Pinocchio's ABA does
+            tp = np.zeros(pm.nv)
+            tp[P] = tau
+            assert _rel_err(engine.forward_dynamics(model, q, v, tau), pin.aba(pm, pd, qp, vp, tp)[P]) < 1e-9, \
+                f"{rel}: forward dynamics differs"
+            assert _rel_err(engine.bias_forces(model, q, v), pin.nle(pm, pd, qp, vp)[P]) < 1e-9, f"{rel}: b differs"
+            assert _rel_err(engine.gravity_forces(model, q), pin.computeGeneralizedGravity(pm, pd, qp)[P]) < 1e-9, \
+                f"{rel}: g differs"
+            ke, pe = engine.kinetic_energy(model, q, v), engine.potential_energy(model, q)
+            assert abs(ke - pin.computeKineticEnergy(pm, pd, qp, vp)) <= 1e-9 * max(1.0, abs(ke)), f"{rel}: KE"
+            assert abs(pe - pin.computePotentialEnergy(pm, pd, qp)) <= 1e-9 * max(1.0, abs(pe)), f"{rel}: PE"
+            # Jacobians of the last three bodies, body and world frames (Pinocchio: linear rows first)
+            pin.computeJointJacobians(pm, pd, qp)
+            pin.updateFramePlacements(pm, pd)
+            rows = [3, 4, 5, 0, 1, 2]
+            for name in model.body_names[-3:]:
+                fid = pm.getFrameId(name, pin.FrameType.BODY)
+                for frame, ref in (("local", pin.LOCAL), ("world", pin.WORLD)):
+                    Jp = pin.getFrameJacobian(pm, pd, fid, ref)[rows][:, P]
+                    assert _rel_err(engine.jacobian(model, q, name, frame), Jp) < 1e-9, f"{rel}: J {frame} {name}"
         # every link frame (fixed links merged as frames) where Pinocchio puts it
         pin.framesForwardKinematics(pm, pd, qp)
         for name in model.frames:
