@@ -492,7 +492,7 @@ def Ad_inv_dual_into(R, p, F, out):
     Ad_inv_dual_add(R, p, F, out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rigid_inertia_to_parent(R, p, G, out):
     """out = Ad*_{T^-1} G Ad_{T^-1} for a rigid-body inertia G = [[Ibar, [h]], [-[h], m 1]]
     (h = m c) of a frame with pose T = (R, p) in the parent: only Ibar and h rotate,
@@ -506,25 +506,30 @@ def rigid_inertia_to_parent(R, p, G, out):
     g1 = R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2
     g2 = R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2
     p0, p1, p2 = p[0], p[1], p[2]
-    # -[h'][p] - [p][h'] = 2 (h'.p) 1 - h' p^T - p h'^T... expanded: [a][b] = b a^T - (a.b) 1
-    hp = g0 * p0 + g1 * p1 + g2 * p2
-    pp = p0 * p0 + p1 * p1 + p2 * p2
-    for r in range(3):
-        x0 = R[r, 0] * G[0, 0] + R[r, 1] * G[1, 0] + R[r, 2] * G[2, 0]
-        x1 = R[r, 0] * G[0, 1] + R[r, 1] * G[1, 1] + R[r, 2] * G[2, 1]
-        x2 = R[r, 0] * G[0, 2] + R[r, 1] * G[1, 2] + R[r, 2] * G[2, 2]
-        for c in range(r, 3):
-            s = x0 * R[c, 0] + x1 * R[c, 1] + x2 * R[c, 2]
-            pr = p0 if r == 0 else (p1 if r == 1 else p2)
-            pc = p0 if c == 0 else (p1 if c == 1 else p2)
-            gr = g0 if r == 0 else (g1 if r == 1 else g2)
-            gc = g0 if c == 0 else (g1 if c == 1 else g2)
-            # -[g][p] - [p][g] = -(p g^T - (g.p) 1) - (g p^T - (p.g) 1);  -m[p][p] = -m (p p^T - pp 1)
-            s += -(pr * gc + gr * pc) - m * pr * pc
-            if r == c:
-                s += 2.0 * hp + m * pp
-            out[r, c] = s
-            out[c, r] = s
+    # A = R Ibar R^T (symmetric): rows of R Ibar, then dotted with rows of R
+    a00 = R[0, 0] * G[0, 0] + R[0, 1] * G[1, 0] + R[0, 2] * G[2, 0]
+    a01 = R[0, 0] * G[0, 1] + R[0, 1] * G[1, 1] + R[0, 2] * G[2, 1]
+    a02 = R[0, 0] * G[0, 2] + R[0, 1] * G[1, 2] + R[0, 2] * G[2, 2]
+    a10 = R[1, 0] * G[0, 0] + R[1, 1] * G[1, 0] + R[1, 2] * G[2, 0]
+    a11 = R[1, 0] * G[0, 1] + R[1, 1] * G[1, 1] + R[1, 2] * G[2, 1]
+    a12 = R[1, 0] * G[0, 2] + R[1, 1] * G[1, 2] + R[1, 2] * G[2, 2]
+    a20 = R[2, 0] * G[0, 0] + R[2, 1] * G[1, 0] + R[2, 2] * G[2, 0]
+    a21 = R[2, 0] * G[0, 1] + R[2, 1] * G[1, 1] + R[2, 2] * G[2, 1]
+    a22 = R[2, 0] * G[0, 2] + R[2, 1] * G[1, 2] + R[2, 2] * G[2, 2]
+    # [a][b] = b a^T - (a.b) 1, so -[g][p] - [p][g] - m[p][p] = 2(g.p) 1 - g p^T - p g^T - m (p p^T - (p.p) 1)
+    d = 2.0 * (g0 * p0 + g1 * p1 + g2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
+    out[0, 0] = a00 * R[0, 0] + a01 * R[0, 1] + a02 * R[0, 2] - 2.0 * g0 * p0 - m * p0 * p0 + d
+    out[1, 1] = a10 * R[1, 0] + a11 * R[1, 1] + a12 * R[1, 2] - 2.0 * g1 * p1 - m * p1 * p1 + d
+    out[2, 2] = a20 * R[2, 0] + a21 * R[2, 1] + a22 * R[2, 2] - 2.0 * g2 * p2 - m * p2 * p2 + d
+    s01 = a00 * R[1, 0] + a01 * R[1, 1] + a02 * R[1, 2] - (g0 * p1 + p0 * g1) - m * p0 * p1
+    s02 = a00 * R[2, 0] + a01 * R[2, 1] + a02 * R[2, 2] - (g0 * p2 + p0 * g2) - m * p0 * p2
+    s12 = a10 * R[2, 0] + a11 * R[2, 1] + a12 * R[2, 2] - (g1 * p2 + p1 * g2) - m * p1 * p2
+    out[0, 1] = s01
+    out[1, 0] = s01
+    out[0, 2] = s02
+    out[2, 0] = s02
+    out[1, 2] = s12
+    out[2, 1] = s12
     k0 = g0 + m * p0
     k1 = g1 + m * p1
     k2 = g2 + m * p2

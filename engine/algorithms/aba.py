@@ -26,7 +26,7 @@ from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, velo
 from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec, congruence_add_blocks
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def articulated_first_pass(m, ws, q, v):
     """First pass: V_i, eta_i; and the initial Ih_i = I_i, Bh_i = -ad*_{V_i}(I_i V_i) - F_i^ext."""
     n = m.shape[0] - 1
@@ -49,7 +49,7 @@ def articulated_first_pass(m, ws, q, v):
         ad_dual_sub(wb.V, wb.u, wb.Bh)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def joint_space_inertia(mb, wb):
     """U_i = Ih_i S_i and Psi_i = Dinv_i = (S_i^T Ih_i S_i + armature_i)^-1. False if singular."""
     nv = mb.nv
@@ -73,7 +73,7 @@ def joint_space_inertia(mb, wb):
     return spd_inverse(D, nv, wb.Dinv, inertia_scale(Ih), wb.X, wb.Pi)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def articulated_inertia(mb, wb):
     """Pi_i = Ih_i - U_i Psi_i U_i^T; leaves W = U_i Psi_i (6 x nv) in wb.tmp."""
     nv = mb.nv
@@ -95,7 +95,7 @@ def articulated_inertia(mb, wb):
             wb.Pi[c, r] = t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def articulated_backward_torque(mb, wb, pb, tau):
     """Backward step of Table 3 for a torque-given joint: Psi, Pi, beta, and their transfer to the
     parent. Returns False when S^T Ih S is singular."""
@@ -127,14 +127,14 @@ def articulated_backward_torque(mb, wb, pb, tau):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def articulated_transfer(wb, pb):
     """Ih_parent += Ad*_{T^-1} Pi Ad_{T^-1};  Bh_parent += Ad*_{T^-1} beta."""
     congruence_add_blocks(wb.R, wb.p, wb.Pi, wb.tmp, pb.Ih)
     Ad_inv_dual_add(wb.R, wb.p, wb.beta, pb.Bh)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def articulated_forward_torque(mb, wb, pb, ddq):
     """Last pass of Table 3 for a torque-given joint: ddq_i and dV_i."""
     nv = mb.nv

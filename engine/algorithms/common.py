@@ -4,8 +4,9 @@ T_i = T_placement X_J(q_i), the first (velocity) pass of Tables 2-4, and a small
 
 Inlining: the small per-body helpers (spatial algebra, the joint update, argument checks) are
 inlined into each kernel at numba's IR level, which is what makes them fast; the larger steps
-(Cholesky, inertia frame changes, whole passes) are left to LLVM, which keeps the cold compile of
-every kernel near a minute instead of several.
+(Cholesky, inertia frame changes, passes shared by several kernels) are left to LLVM, which keeps
+the cold compile of every kernel near a minute instead of several. A pass used by a single kernel
+(rnea_passes, crba_passes) is inlined: it costs no extra compile time there.
 
 Status codes returned by kernels (decoded by ``engine.api``):
     0                 success

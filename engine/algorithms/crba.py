@@ -19,7 +19,7 @@ from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_ve
 from ..spatial import rigid_inertia_to_parent
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def crba_passes(m, ws, q, M):
     n = m.shape[0] - 1
     set_identity_pose(ws[0])

@@ -19,7 +19,7 @@ from .common import FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, veloc
 from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rnea_passes(m, ws, q, v, a, tau):
     """Both passes of Table 2; writes tau (length nv). Inputs are assumed valid."""
     n = m.shape[0] - 1
