@@ -15,10 +15,13 @@ import numpy as np
 
 class SampleLayout:
     """Columns of one sample: t | q (nq) | dq (nv) | ddq (nv) | tau (nv) | kinetic, potential,
-    total energy | wrench (mx, my, mz, fx, fy, fz) of the watched joint, in its child body frame |
-    Lagrange multipliers of the closed-loop constraints (one per constraint row, none for a tree) |
-    real-time factor. ddq, tau and lambda are the ones (constrained) hybrid dynamics computed at the
-    start of the step from (t, q, dq) of the same row."""
+    total energy | wrench (mx, my, mz, fx, fy, fz) of the watched joint, in its child body frame
+    (loop forces included) | Lagrange multipliers of the constraints (one per row of every
+    constraint, enabled or not: NaN while it is switched off; none for a tree) | constraint
+    residual |f(q)| of the enabled constraints (the drift meter: what ``Simulator.constraint_residual``
+    reports), then |f(q)| of each constraint with holonomic rows, enabled or not (an open loop shows
+    its gap) | real-time factor. ddq, tau and lambda are the ones (constrained) hybrid dynamics
+    computed at the start of the step from (t, q, dq) of the same row; the residuals are those of q."""
 
     WRENCH_LABELS = ("mx", "my", "mz", "fx", "fy", "fz")
 
@@ -33,12 +36,22 @@ class SampleLayout:
         e0 = self.tau.stop
         self.kinetic, self.potential, self.total = e0, e0 + 1, e0 + 2
         self.wrench = slice(e0 + 3, e0 + 9)
-        cons = [c for c in getattr(model, "constraints", []) if getattr(c, "enabled", True)]
-        lam_names = [f"lambda:{c.name}" if c.rows == 1 else f"lambda:{c.name}[{k}]"
-                     for c in cons for k in range(c.rows)]
+        cons = list(getattr(model, "constraints", []))
+        self.constraints = [c.name for c in cons]
+        lam_names, lam_units, self.lam_labels = [], [], []
+        self.lam_columns = {}          # constraint name -> its lambda columns
+        for c in cons:
+            units, labels = constraint_row_units(c, model)
+            self.lam_columns[c.name] = list(range(e0 + 9 + len(lam_names), e0 + 9 + len(lam_names) + c.rows))
+            lam_names += [f"lambda:{c.name}" if c.rows == 1 else f"lambda:{c.name}[{k}]" for k in range(c.rows)]
+            lam_units += units
+            self.lam_labels += labels
         self.nlam = len(lam_names)
         self.lam = slice(e0 + 9, e0 + 9 + self.nlam)
-        self.rtf = self.lam.stop
+        self.residual = self.lam.stop if cons else None
+        held = [c for c in cons if _holonomic_rows(c)]
+        self.residual_columns = {c.name: self.lam.stop + 1 + k for k, c in enumerate(held)}
+        self.rtf = self.lam.stop + (1 + len(held) if cons else 0)
         self.width = self.rtf + 1
         names = ["t"]
         units = ["s"]
@@ -51,9 +64,14 @@ class SampleLayout:
         names += ["energy:kinetic", "energy:potential", "energy:total"]
         units += ["J", "J", "J"]
         names += [f"wrench:{c}" for c in self.WRENCH_LABELS]
-        units += ["N m"] * 3 + ["N"] * 3
+        units += ["N·m"] * 3 + ["N"] * 3
         names += lam_names
-        units += [""] * self.nlam
+        units += lam_units
+        if cons:
+            names += ["residual"] + [f"residual:{c.name}" for c in held]
+            res_units = {_residual_unit(c) for c in held}
+            units += [res_units.pop() if len(res_units) == 1 else "m, rad"]
+            units += [_residual_unit(c) for c in held]
         names += ["rtf"]
         units += [""]
         self.names = names
@@ -77,8 +95,53 @@ def _unit(kind, what, k):
         return ""
     if kind == "free" and what == "pos" and k >= 3:
         return ""
-    base = {"pos": ("m", "rad"), "vel": ("m/s", "rad/s"), "acc": ("m/s^2", "rad/s^2"), "eff": ("N", "N m")}[what]
+    base = {"pos": ("m", "rad"), "vel": ("m/s", "rad/s"), "acc": ("m/s^2", "rad/s^2"), "eff": ("N", "N·m")}[what]
     return base[0] if linear else base[1]
+
+
+def constraint_row_units(c, model):
+    """(units, labels) of a constraint's multipliers, row by row. Closures apply world forces (N)
+    and moments (N·m) at their point; a gear's multiplier is a joint effort; a user Pfaffian
+    constraint's is a generalized force in the units of its rows."""
+    kind = getattr(c, "kind", "")
+    axes = "xyz"
+    if kind == "point":
+        labels = []
+        for d in c.D:
+            k = int(np.argmax(np.abs(d)))
+            labels.append(f"f{axes[k]}" if abs(abs(d[k]) - 1.0) < 1e-12 else "f along (" + ", ".join(f"{x:.2g}" for x in d) + ")")
+        return ["N"] * c.rows, labels
+    if kind == "revolute":
+        return ["N"] * 3 + ["N·m"] * 2, ["fx", "fy", "fz", "m about b's x", "m about b's y"]
+    if kind == "weld":
+        return ["N"] * 3 + ["N·m"] * 3, ["fx", "fy", "fz", "mx", "my", "mz"]
+    if kind == "distance":
+        return ["N"], ["rod force (a from b)"]
+    if kind == "rolling":
+        return ["N"] * 3, ["fx", "fy", "fz"]
+    if kind == "gear":
+        try:
+            lin = model.joint(c.joint_j).kind == "prismatic"
+        except (KeyError, AttributeError):
+            lin = False
+        return ["N" if lin else "N·m"], ["coupling effort"]
+    return [""] * c.rows, [f"row {k}" for k in range(c.rows)]
+
+
+def _holonomic_rows(c):
+    """Whether a constraint has position-level rows (a residual |f(q)| to measure)."""
+    return getattr(c, "kind", "") != "pfaffian"
+
+
+def _residual_unit(c):
+    kind = getattr(c, "kind", "")
+    if kind in ("point", "distance", "rolling"):
+        return "m"
+    if kind in ("revolute", "weld"):
+        return "m, rad"
+    if kind == "gear":
+        return "rad"
+    return ""
 
 
 class SampleQueue:

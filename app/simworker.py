@@ -6,6 +6,12 @@ The GUI talks to it through ``post`` (commands, queued and applied between steps
 - ``samples``: every step's sample, in blocks (``recorder.SampleQueue``), never dropped;
 - ``events``: faults and notices (divergence, errors), each (kind, message).
 
+Closed loops: every sample records each constraint's multipliers (NaN while it is switched off)
+and the residuals |f(q)|; snapshots carry the constraint forces (``engine.constraint_wrenches``)
+and the joint reactions with the loop forces included (``engine.joint_reaction_wrenches``), both
+computed here, never in the GUI thread. Switching a constraint, the Baumgarte time constant,
+projection: commands like the others (the constraint objects belong to this thread's model).
+
 Pacing: sim time follows wall-clock time x speed. A batch of steps spends at most ~70% of a
 frame (``BUDGET``); when the physics can not keep up the simulation runs slower than asked,
 resynchronises instead of trying to catch up (never spirals), and says so (``Snapshot.behind``
@@ -14,6 +20,8 @@ Nothing here imports Qt.
 """
 from __future__ import annotations
 
+import copy
+import math
 import queue
 import threading
 import time
@@ -57,7 +65,18 @@ class Snapshot:
     drag_force: np.ndarray | None = None    # world spring force on the body (N)
     drag_body: str | None = None
     drag_mode: str | None = None            # "spring" or "pose"
-    wrenches: dict | None = None            # {joint: (m, f) child frame} when reactions are wanted
+    wrenches: dict | None = None            # {joint: reaction (m, f) child frame, loop forces included}
+    # closed loops (empty / None for a tree)
+    lam: np.ndarray | None = None           # multipliers of the enabled constraints, stacked (last step)
+    constraint_enabled: tuple = ()          # per constraint of the model, in model order
+    residual: float = float("nan")          # |f(q)| of the enabled constraints (the drift meter)
+    residuals: tuple = ()                   # |f(q)| per constraint, enabled or not (NaN: none to measure)
+    stabilization: str = "none"             # "baumgarte" or "none"
+    baumgarte_time: float | None = None     # time constant asked (None: the simulator's default)
+    baumgarte_used: float | None = None     # time constant in use after the clamp (None: off)
+    project_every_step: bool = False
+    constraint_forces: tuple | None = None  # ((name, world point, force, moment), ...) when wanted
+    closure_points: tuple | None = None     # ((name, enabled, point a, point b or None), ...) when wanted
 
 
 class SimWorker:
@@ -66,6 +85,8 @@ class SimWorker:
     def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim"):
         self.e = engine
         self.model = model.clone()          # only this thread uses it
+        # its own constraint objects: switching one off here must not touch the GUI's model
+        self.model.constraints = [copy.copy(c) for c in getattr(model, "constraints", [])]
         self.layout = SampleLayout(model)
         self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
         self.controller = Controller(self.model, engine)
@@ -77,6 +98,9 @@ class SimWorker:
         self.speed = 1.0
         self.watched_joint = None
         self.want_reactions = False          # set by the GUI: joint wrenches in every snapshot
+        self.want_constraint_forces = False  # set by the GUI: constraint forces in every snapshot
+        self._zero_v = np.zeros(self.model.nv)
+        self._constraints_changed()
         self._commands = queue.SimpleQueue()
         self._wake = threading.Event()
         self._lock = threading.Lock()
@@ -191,6 +215,41 @@ class SimWorker:
             w._good = (w.sim.t, w.sim.q.copy(), w.sim.v.copy())
         self.post(f)
 
+    def set_constraint_enabled(self, name, on):
+        """Switch a constraint on or off between two steps; switched on, the state is projected
+        onto the enabled constraints (the loop closes again where it is nearest)."""
+        on = bool(on)
+
+        def f(w):
+            c = w.model.constraint(name)
+            if c.enabled == on:
+                return
+            c.enabled = on
+            w._constraints_changed()
+            if on:
+                w._project()
+        self.post(f)
+
+    def set_stabilization(self, on):
+        """Baumgarte drift stabilisation on or off."""
+        self.post(lambda w: setattr(w.sim, "stabilization", "baumgarte" if on else "none"))
+
+    def set_baumgarte_time(self, T):
+        """Baumgarte time constant in seconds (None: the simulator's default); the simulator
+        clamps it to at least 2 dt."""
+        if T is not None:
+            T = float(T)
+            if not (math.isfinite(T) and T > 0):
+                raise ValueError(f"Baumgarte time constant: expected a positive number of seconds, got {T!r}")
+        self.post(lambda w: setattr(w.sim, "baumgarte_time", T))
+
+    def project_now(self):
+        """Move the state onto the enabled constraints (positions, then velocities)."""
+        self.post(lambda w: w._project())
+
+    def set_project_every_step(self, on):
+        self.post(lambda w: setattr(w.sim, "project_every_step", bool(on)))
+
     def watch_wrench(self, joint_name):
         """Record the wrench that this joint transmits (None: record none)."""
         def f(w):
@@ -292,6 +351,10 @@ class SimWorker:
         rtf = self._rtf
         watched = self.watched_joint
         nlam = L.nlam
+        lam_cols, nactive = self._lam_cols, self._active_rows
+        loops = self._loops_active
+        residual = self._residual_row if L.residual is not None else None
+        ext_wrenches = self.e.constrained.constraint_external_wrenches if loops else None
         drag = self._drag if self._drag_mode == "spring" else None
         if drag is not None:
             drag.update_mobility(sim.q, sim.prescribed)
@@ -317,13 +380,22 @@ class SimWorker:
                 row[L.kinetic] = ke
                 row[L.potential] = pe
                 row[L.total] = ke + pe
+                lam = sim.lam
                 if watched is not None:
-                    row[L.wrench] = e.joint_wrenches(model, q0, v0, sim.a, sim.f_ext)[watched]
+                    fx = sim.f_ext
+                    if loops and len(lam) == nactive:       # the loop forces act on the bodies too
+                        fx = dict(fx or {})
+                        for body, wr in ext_wrenches(model, q0, v0, lam).items():
+                            fx[body] = np.asarray(fx.get(body, 0.0), dtype=float) + wr
+                    row[L.wrench] = e.joint_wrenches(model, q0, v0, sim.a, fx)[watched]
                 else:
                     row[L.wrench] = np.nan
                 if nlam:
-                    lam = sim.lam
-                    row[L.lam] = lam if len(lam) == nlam else np.nan
+                    row[L.lam] = np.nan
+                    if loops and len(lam) == nactive:
+                        row[lam_cols] = lam
+                if residual is not None:
+                    residual(row, q0)
                 row[L.rtf] = rtf
                 k += 1
         except e.SimulationDiverged as exc:
@@ -357,6 +429,96 @@ class SimWorker:
             h.popleft()
         if len(h) >= 2 and now - h[0][0] > 0.05:
             self._rtf = (h[-1][1] - h[0][1]) / (now - h[0][0])
+
+    # ------------------------------------------------------------------ closed loops (sim thread)
+    def _constraints_changed(self):
+        """Which columns the enabled constraints' stacked multipliers go to."""
+        L = self.layout
+        cols = []
+        for c in self.model.constraints:
+            if c.enabled:
+                cols += L.lam_columns[c.name]
+        self._lam_cols = np.array(cols, dtype=np.intp)
+        self._active_rows = len(cols)
+        self._loops_active = bool(cols)
+        self._measured = [(c, L.residual_columns[c.name]) for c in self.model.constraints
+                          if c.name in L.residual_columns]
+        # the multipliers of another set of constraints mean nothing now (and the simulator keeps
+        # its last ones while no constraint is enabled): none until the next step
+        self.sim.lam = np.zeros(0)
+
+    def _residual_vector(self, q):
+        """|f(q)| per measured constraint (enabled or not), and of the enabled ones together."""
+        kin = self.e.constraints.Kinematics(self.model, q, self._zero_v)
+        out = []
+        total = 0.0
+        for c, _ in self._measured:
+            try:
+                f = c.evaluate(kin)[0]
+            except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+                out.append(float("nan"))     # undefined here (a disk lying flat, a rod of length 0)
+                continue
+            f = f[np.isfinite(f)]
+            r2 = float(f @ f)
+            out.append(math.sqrt(r2))
+            if c.enabled:
+                total += r2
+        return out, math.sqrt(total)
+
+    def _residual_row(self, row, q):
+        out, total = self._residual_vector(q)
+        row[self.layout.residual] = total
+        for (_, col), r in zip(self._measured, out):
+            row[col] = r
+
+    def _project(self):
+        if not self._loops_active:
+            return
+        self.sim.project()
+        self.controller.recapture(self.sim.q)
+        self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
+
+    def _loop_snapshot(self):
+        """The closed-loop part of a snapshot (a dict of Snapshot fields)."""
+        sim, model, e = self.sim, self.model, self.e
+        cons = model.constraints
+        if not cons:
+            return {}
+        lam = np.array(sim.lam)
+        fresh = self._loops_active and len(lam) == self._active_rows
+        res, total = self._residual_vector(sim.q)
+        by_name = dict(zip((c.name for c, _ in self._measured), res))
+        gains = sim.baumgarte()
+        out = dict(lam=lam if fresh else np.zeros(0), constraint_enabled=tuple(c.enabled for c in cons),
+                   residual=total if self._loops_active else 0.0,
+                   residuals=tuple(by_name.get(c.name, float("nan")) for c in cons),
+                   stabilization=sim.stabilization, baumgarte_time=sim.baumgarte_time,
+                   baumgarte_used=None if gains is None else 1.0 / gains[0],
+                   project_every_step=bool(sim.project_every_step))
+        if self.want_constraint_forces:
+            forces = ()
+            if fresh:
+                try:
+                    forces = tuple((n, np.array(p), np.array(f), np.array(m))
+                                   for n, p, f, m in e.constraint_wrenches(model, sim.q, sim.v, lam))
+                except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+                    forces = ()
+            points = []
+            kin = e.constraints.Kinematics(model, sim.q, sim.v)
+            for c in cons:
+                try:
+                    if hasattr(c, "body_b"):
+                        pa, pb = (np.array(s_.p) for s_ in c.frames(kin))
+                    else:
+                        w = c.wrench(kin, np.zeros(c.rows))
+                        if w is None:
+                            continue
+                        pa, pb = np.array(w[0]), None
+                except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+                    continue
+                points.append((c.name, c.enabled, pa, pb))
+            out.update(constraint_forces=forces, closure_points=tuple(points))
+        return out
 
     # ------------------------------------------------------------------ command bodies (sim thread)
     def _set_running(self, running):
@@ -432,16 +594,20 @@ class SimWorker:
             df = np.array(d.force) if self._drag_mode == "spring" else None
         wr = None
         if self.want_reactions:
+            # the reactions of the last step's dynamics (a and lambda belong to q_prev, v_prev),
+            # with the loop forces acting on the bodies
+            lam = sim.lam if self._loops_active and len(sim.lam) == self._active_rows else None
             try:
-                wr = self.e.joint_wrenches(self.model, sim.q, sim.v, sim.a, sim.f_ext)
-            except ValueError:
+                wr = self.e.joint_reaction_wrenches(self.model, sim.q_prev, sim.v_prev, sim.a, sim.f_ext, lam)
+            except (ValueError, ArithmeticError, np.linalg.LinAlgError):
                 wr = None
+        loops = self._loop_snapshot()
         self._serial += 1
         snap = Snapshot(self._serial, sim.t, sim.q.copy(), sim.v.copy(), sim.a.copy(), sim.tau.copy(),
                         sim.prescribed.copy(), self.running, self.speed,
                         self._rtf if self.running else float("nan"), self._behind and self.running,
                         sim.steps, sim.dt, sim.integrator, ke, pe, dp, dt_, df,
-                        None if d is None else d.body, self._drag_mode, wr)
+                        None if d is None else d.body, self._drag_mode, wr, **loops)
         with self._lock:
             self._snapshot = snap
 
