@@ -60,7 +60,8 @@ def build_menus(win):
     for key, text, short, on in (("frames", "Body Frames", "Frames", False), ("axes", "Joint Axes", "Axes", False),
                                  ("com", "Centres of Mass", "CoM", False),
                                  ("forces", "External Force Arrows", "Forces", True),
-                                 ("reactions", "Joint Reaction Forces", "Reactions", False)):
+                                 ("reactions", "Joint Reaction Forces", "Reactions", False),
+                                 ("constraints", "Constraint Forces (closed loops)", "Loops", True)):
         a = action(win, vm, text, lambda v, k=key: win._toggle(k, v), checkable=True, checked=on, tip=text)
         a.setIconText(short)
         win.toggles[key] = a
@@ -68,7 +69,7 @@ def build_menus(win):
                             tip="keep the view centred on the root body (for floating-base robots in flight)")
     win.act_follow.setIconText("Follow")
     vm.addSeparator()
-    for d in (win.gallery_dock, win.joints_dock, win.plots_dock):
+    for d in (win.gallery_dock, win.joints_dock, win.constraints_dock, win.plots_dock):
         vm.addAction(d.toggleViewAction())
     hm = mb.addMenu("&Help")
     action(win, hm, "&Mouse and Keys", lambda: show_help(win))

@@ -1,6 +1,11 @@
 """The 3D scene of a model: the lit meshes of every body (uploaded to the GPU once; each frame only
 sets the bodies' transforms, see ``robotitem``), a ground grid, and overlays: body frames, joint axes, centres of mass, external
-force arrows (the mouse spring) and joint reaction-force arrows."""
+force arrows (the mouse spring), joint reaction-force arrows (loop forces included) and the
+constraint forces of closed loops at their closure points (with a marker at every closure point;
+a loop switched off shows its gap as a grey line). Force arrows share one scale: the model's
+weight is half the model's radius; beyond the radius they are shortened logarithmically (a
+peak force must not cover the screen). Everything drawn comes from the snapshot: the simulation
+thread computes the forces."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,6 +36,10 @@ def lit_fragment():
     """)
 
 
+CONSTRAINT_COLOR = (0.0, 0.72, 0.25, 1.0)      # constraint forces (green: no shipped link is green)
+MOMENT_COLOR = (0.0, 0.45, 0.15, 1.0)
+GAP_COLOR = (0.45, 0.45, 0.5, 1.0)              # a loop switched off: from its point a to point b
+
 OVERLAY_GL = {GL.GL_DEPTH_TEST: False, GL.GL_BLEND: True,
               "glBlendFunc": (GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA)}
 
@@ -39,7 +48,20 @@ def qmatrix(T):
     return QtGui.QMatrix4x4(*np.asarray(T, dtype=float).reshape(-1))
 
 
-def _arrow_segments(start, vec, head=0.25):
+def arrow_vectors(forces, scale, r):
+    """World arrow vectors for forces: linear (scale: metres per newton) up to length r, then
+    logarithmically shortened (r (1 + ln(len / r)))."""
+    out = []
+    for f in forces:
+        v = scale * np.asarray(f, dtype=float)
+        n = float(np.linalg.norm(v))
+        if n > r > 0:
+            v = v * (r * (1.0 + np.log(n / r)) / n)
+        out.append(v)
+    return out
+
+
+def _arrow_segments(start, vec, head=0.25, double=False):
     """Line segments of arrows (start + vec), with a two-stroke head."""
     out = []
     for p, v in zip(start, vec):
@@ -54,6 +76,9 @@ def _arrow_segments(start, vec, head=0.25):
         side /= np.linalg.norm(side)
         h = head * n
         out += [p, tip, tip, tip - h * u + 0.5 * h * side, tip, tip - h * u - 0.5 * h * side]
+        if double:        # a moment: the double-headed arrow
+            t2 = tip - 0.6 * h * u
+            out += [t2, t2 - h * u + 0.5 * h * side, t2, t2 - h * u - 0.5 * h * side]
     return np.array(out).reshape(-1, 3)
 
 
@@ -66,7 +91,9 @@ class Scene:
         self.model = None
         self.items = []
         self.robot = None
-        self.show = {"frames": False, "axes": False, "com": False, "forces": True, "reactions": False}
+        self.show = {"frames": False, "axes": False, "com": False, "forces": True, "reactions": False,
+                     "constraints": True}
+        self.constraint_arrows = []     # [(constraint, world point, arrow vector)] as last drawn (forces)
         self.grid = gl.GLGridItem()
         self.grid.setColor((90, 90, 100, 160))
         view.addItem(self.grid)
@@ -76,7 +103,8 @@ class Scene:
         self._overlay = {}
         for name, color, width in (("frames", None, 2.5), ("axes", (1.0, 0.85, 0.1, 1.0), 3.0),
                                    ("forces", (0.95, 0.2, 0.2, 1.0), 3.0),
-                                   ("reactions", (0.1, 0.8, 0.9, 1.0), 2.5)):
+                                   ("reactions", (0.1, 0.8, 0.9, 1.0), 2.5),
+                                   ("constraints", None, 3.0)):
             it = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", width=width,
                                    color=color if color else (1, 1, 1, 1), antialias=True)
             it.setGLOptions(OVERLAY_GL)
@@ -90,6 +118,12 @@ class Scene:
         self._com.setVisible(False)
         view.addItem(self._com)
         self._overlay["com"] = self._com
+        self._closure = gl.GLScatterPlotItem(pos=np.zeros((1, 3)), size=11, color=CONSTRAINT_COLOR, pxMode=True)
+        self._closure.setGLOptions(OVERLAY_GL)
+        self._closure.setDepthValue(12)
+        self._closure.setVisible(False)
+        view.addItem(self._closure)
+        self._overlay["closure_points"] = self._closure
 
     # ------------------------------------------------------------------ model
     @staticmethod
@@ -217,23 +251,67 @@ class Scene:
                 if len(arrow):
                     segs = np.vstack((np.array(segs), arrow))
             ov["forces"].setData(pos=np.array(segs).reshape(-1, 3))
+        scale = self.force_scale()
         if self.show["reactions"] and wrenches:
-            scale = 0.5 * r / max(self.model.mass * 9.81, 1e-9)
-            starts, vecs = [], []
+            starts, forces = [], []
             for j in self.model.joints:
                 T = P[j.body]
                 f = wrenches.get(j.name)
                 if f is None:
                     continue
                 starts.append(T[:3, 3])
-                vecs.append(scale * (T[:3, :3] @ np.asarray(f)[3:]))
-            segs = _arrow_segments(starts, vecs, head=0.2)
+                forces.append(T[:3, :3] @ np.asarray(f)[3:])
+            segs = _arrow_segments(starts, arrow_vectors(forces, scale, r), head=0.2)
             ov["reactions"].setData(pos=segs if len(segs) else np.zeros((2, 3)))
+        loops_on = self._draw_constraints(snap, scale, r)
         ov["frames"].setVisible(self.show["frames"])
         ov["axes"].setVisible(self.show["axes"] and bool(self._joint_axes))
         self._com.setVisible(self.show["com"])
         ov["forces"].setVisible(forces_on)
         ov["reactions"].setVisible(bool(self.show["reactions"] and wrenches))
+        ov["constraints"].setVisible(loops_on)
+        self._closure.setVisible(loops_on)
+
+    def force_scale(self):
+        """Metres of arrow per newton: the model's weight is drawn half the model's radius."""
+        return 0.5 * self.extent[1] / max(self.model.mass * 9.81, 1e-9)
+
+    def _draw_constraints(self, snap, scale, r):
+        """Constraint-force arrows (and moments) at the closure points, markers at the points, the
+        gap of a loop switched off. Returns whether anything is drawn."""
+        points = getattr(snap, "closure_points", None)
+        if not (self.show["constraints"] and points):
+            self.constraint_arrows = []
+            return False
+        forces = snap.constraint_forces or ()
+        starts = [np.asarray(p) for _, p, _, _ in forces]
+        fvec = arrow_vectors([f for _, _, f, _ in forces], scale, r)
+        # moments: N·m drawn as N at a lever of a tenth of the model's radius
+        mvec = arrow_vectors([m for _, _, _, m in forces], scale / max(0.1 * r, 1e-9), r)
+        self.constraint_arrows = [(n, p, v) for (n, _, _, _), p, v in zip(forces, starts, fvec)]
+        pos, col = [], []
+        segs = _arrow_segments(starts, fvec, head=0.2)
+        pos.append(segs)
+        col += [CONSTRAINT_COLOR] * len(segs)
+        segs = _arrow_segments(starts, mvec, head=0.2, double=True)
+        pos.append(segs)
+        col += [MOMENT_COLOR] * len(segs)
+        marks, mcol = [], []
+        for name, enabled, pa, pb in points:
+            marks.append(pa)
+            mcol.append(CONSTRAINT_COLOR if enabled else GAP_COLOR)
+            if pb is not None and not enabled:
+                marks.append(pb)
+                mcol.append(GAP_COLOR)
+                pos.append(np.array([pa, pb]))
+                col += [GAP_COLOR] * 2
+        P = np.vstack([p for p in pos if len(p)]) if any(len(p) for p in pos) else np.zeros((0, 3))
+        if len(P):
+            self._overlay["constraints"].setData(pos=P, color=np.array(col, dtype=float))
+        else:
+            self._overlay["constraints"].setData(pos=np.zeros((2, 3)), color=np.zeros((2, 4)))
+        self._closure.setData(pos=np.array(marks), color=np.array(mcol, dtype=float))
+        return True
 
     # ------------------------------------------------------------------ picking
     def pick(self, origin, direction):
