@@ -1,5 +1,6 @@
-"""The main window: 3D view in the middle, gallery on the left, joint panel on the right, plots at
-the bottom; menus and a toolbar for running, stepping, speed, integrator and step size.
+"""The main window: 3D view in the middle, gallery on the left, joint panel on the right (and the
+constraints panel under it for models with closed loops), plots at the bottom; menus and a
+toolbar for running, stepping, speed, integrator and step size.
 
 The window never writes physics state: it posts commands to the ``SimWorker`` and, on a frame
 timer, draws the worker's latest snapshot and hands every new sample to the plots."""
@@ -15,6 +16,7 @@ import traceback
 import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
+from .constraintpanel import ConstraintPanel
 from .gallery import Gallery
 from .menus import SPEEDS, STEPS, build_menus, action, speed_text
 from .inputs import JointInput
@@ -121,6 +123,21 @@ class MainWindow(QtWidgets.QMainWindow):
         d.setWidget(self.plots)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, d)
         self.plots_dock = d
+        self.loops = ConstraintPanel()
+        self.loops.enabledChanged.connect(lambda n, on: self.worker and self.worker.set_constraint_enabled(n, on))
+        self.loops.stabilizationChanged.connect(lambda on: self.worker and self.worker.set_stabilization(on))
+        self.loops.baumgarteTimeChanged.connect(lambda T: self.worker and self.worker.set_baumgarte_time(T))
+        self.loops.projectNow.connect(lambda: self.worker and self.worker.project_now())
+        self.loops.projectEveryStepChanged.connect(lambda on: self.worker and self.worker.set_project_every_step(on))
+        self.loops.plotRequested.connect(self._plot_channels)
+        self.loops.hint.connect(lambda m: self.status.showMessage(m, 6000))
+        d = QtWidgets.QDockWidget("Constraints", self)
+        d.setObjectName("constraints")
+        d.setWidget(self.loops)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, d)
+        self.splitDockWidget(self.joints_dock, d, QtCore.Qt.Orientation.Vertical)
+        d.setVisible(False)             # shown for models with constraints
+        self.constraints_dock = d
         self.resizeDocks([self.gallery_dock, self.joints_dock], [200, 540], QtCore.Qt.Orientation.Horizontal)
         self.resizeDocks([self.plots_dock], [300], QtCore.Qt.Orientation.Vertical)
 
@@ -225,6 +242,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker = worker
         self.worker.set_speed(SPEEDS[self.speed_box.currentIndex()])
         self.worker.want_reactions = self.toggles["reactions"].isChecked()
+        self.worker.want_constraint_forces = self.toggles["constraints"].isChecked()
         self.model = model
         self.model_source = src
         self._last_serial = -1
@@ -240,6 +258,8 @@ class MainWindow(QtWidgets.QMainWindow):
             held = f"; the floating base '{root}' is held (set it to torque / zero to let it fall)"
         defaults = [f"q:{j.name}" for j in model.joints if j.nq == 1][:2] + ["energy:total"]
         self.plots.set_model(model, self.worker.layout, defaults)
+        self.loops.set_model(model, self.worker.layout)
+        self.constraints_dock.setVisible(self.loops.has_constraints())
         self.worker.start()
         self._show_view(True)
         self.view.widget.setFocus()      # keys (Space, S, ...) go to the view, not a text field
@@ -305,6 +325,14 @@ class MainWindow(QtWidgets.QMainWindow):
             self._last_serial = -1
         if key == "reactions" and self.worker is not None:
             self.worker.want_reactions = on
+        if key == "constraints" and self.worker is not None:
+            self.worker.want_constraint_forces = on
+        if key in ("reactions", "constraints") and self.worker is not None:
+            self.worker.post(lambda w: None)      # a fresh snapshot with (or without) them, even paused
+
+    def _plot_channels(self, names, log):
+        self.plots.set_channels(names)
+        self.plots.set_log(log)
 
     def _drag_started(self, body, p_local, mode):
         if self.worker:
@@ -356,6 +384,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if now - self._panel_time > PANEL_PERIOD:
             self._panel_time = now
             self.joints.show_state(snap, snap.running)
+            if self.loops.has_constraints():
+                self.loops.show_state(snap)
         if now - self._plot_time > PLOT_PERIOD:
             self._plot_time = now
             self.plots.refresh()
