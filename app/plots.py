@@ -1,6 +1,8 @@
-"""Live plots: any joint's q, dq, ddq, tau, the energies, the wrench a chosen joint transmits and
-the real-time factor, over a scrolling window. Every sample is kept (``Recorder``); the curves are
-decimated (min/max per pixel column, so peaks survive) only for drawing."""
+"""Live plots: any joint's q, dq, ddq, tau, the energies, the wrench a chosen joint transmits, the
+constraint forces (lambda, per constraint and row, in N or N·m) and residuals |f(q)| of closed
+loops, and the real-time factor, over a scrolling window. Every sample is kept (``Recorder``);
+the curves are decimated (min/max per pixel column, so peaks survive) only for drawing. "log |y|"
+plots log10 of the magnitudes (the drift meter spans decades)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +12,7 @@ from PyQt6 import QtCore, QtWidgets
 from .recorder import Recorder
 
 MAX_POINTS = 500     # buckets per curve on screen (each a min/max pair)
+LOG_FLOOR = 1e-16    # log |y| draws smaller magnitudes (exact zeros) at this floor
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f", "#393b79", "#ad494a", "#637939", "#e6550d", "#3182bd", "#31a354"]
 
@@ -81,6 +84,11 @@ class PlotPanel(QtWidgets.QWidget):
         self.pause_btn.setToolTip("freeze the plot (recording goes on) to zoom and pan with the mouse")
         self.pause_btn.toggled.connect(self._pause)
         bar.addWidget(self.pause_btn)
+        self.log_box = QtWidgets.QCheckBox("log |y|")
+        self.log_box.setToolTip(f"plot log10 of the magnitudes (for the constraint residual, which spans "
+                                f"decades); magnitudes below {LOG_FLOOR:g} are drawn at {LOG_FLOOR:g}")
+        self.log_box.toggled.connect(self.set_log)
+        bar.addWidget(self.log_box)
         clear = QtWidgets.QPushButton("Clear")
         clear.clicked.connect(self.clear)
         bar.addWidget(clear)
@@ -105,6 +113,7 @@ class PlotPanel(QtWidgets.QWidget):
         self._yrange = None
         self._xrange = None
         self.t_end = None
+        self.log_y = False
         right.addWidget(self.plot, 1)
         lay.addLayout(right, 1)
 
@@ -140,9 +149,18 @@ class PlotPanel(QtWidgets.QWidget):
         for c in layout.WRENCH_LABELS:
             leaf(wr, c, layout.column(f"wrench:{c}"))
         if layout.nlam:
-            lam = QtWidgets.QTreeWidgetItem(self.tree, ["constraint forces (lambda)"])
-            for c in range(layout.lam.start, layout.lam.stop):
-                leaf(lam, layout.names[c].split(":", 1)[1], c)
+            lam = QtWidgets.QTreeWidgetItem(self.tree, ["constraint forces (λ)"])
+            lam.setToolTip(0, "Lagrange multipliers: the force (N) or moment (N·m) each closure applies at "
+                              "its point, world axes (a gap while the constraint is switched off)")
+            for k, c in enumerate(range(layout.lam.start, layout.lam.stop)):
+                it = leaf(lam, f"{layout.names[c].split(':', 1)[1]} {layout.lam_labels[k]} [{layout.units[c]}]", c)
+                it.setToolTip(0, layout.names[c])
+        if layout.residual is not None:
+            res = QtWidgets.QTreeWidgetItem(self.tree, ["constraint residual |f(q)|"])
+            res.setToolTip(0, "how far the state is from the constraints (drift); tick log |y| to read decades")
+            leaf(res, f"enabled constraints (drift) [{layout.units[layout.residual]}]", layout.residual)
+            for name, c in layout.residual_columns.items():
+                leaf(res, f"{name} [{layout.units[c]}]", c)
         leaf(self.tree, "real-time factor", layout.rtf)
         joints.setExpanded(True)
         en.setExpanded(True)
@@ -239,6 +257,17 @@ class PlotPanel(QtWidgets.QWidget):
         self.window = float(w)
         self._dirty = True
 
+    def set_log(self, on):
+        """Plot log10 |y| (the left axis labels decades)."""
+        on = bool(on)
+        if self.log_box.isChecked() != on:
+            self.log_box.setChecked(on)      # comes back here through the signal
+            return
+        self.log_y = on
+        self.plot.getAxis("left").setLogMode(on)
+        self._yrange = None
+        self._dirty = True
+
     def _pause(self, on):
         self.paused = on
         self._xrange = self._yrange = None     # after zooming, resuming fits again
@@ -269,7 +298,10 @@ class PlotPanel(QtWidgets.QWidget):
         self.t_end = t_end
         lo, hi = np.inf, -np.inf
         for i, c in enumerate(cols, start=1):
-            tt, yy = decimate(t, d[:, i])
+            y = d[:, i]
+            if self.log_y:
+                y = np.log10(np.maximum(np.abs(y), LOG_FLOOR))     # NaN stays NaN (a gap)
+            tt, yy = decimate(t, y)
             fin = np.isfinite(yy)
             if fin.all():
                 self.curves[c].setData(tt, yy, connect="all", skipFiniteCheck=True)
