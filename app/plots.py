@@ -221,8 +221,11 @@ class PlotPanel(QtWidgets.QWidget):
     def _add_curve(self, c):
         if c in self.curves:
             return
-        name = self.layout_.names[c]
-        unit = self.layout_.units[c]
+        L = self.layout_
+        name = L.names[c]
+        unit = L.units[c]
+        if L.nlam and L.lam.start <= c < L.lam.stop:       # "λ closure[0] fx", not "lambda:closure[0]"
+            name = f"λ {name.split(':', 1)[1]} {L.lam_labels[c - L.lam.start]}"
         used = {it.opts["pen"].color().name() for it in self.curves.values()}
         color = next((c_ for c_ in PALETTE if c_ not in used), PALETTE[len(self.curves) % len(PALETTE)])
         pen = pg.mkPen(color, width=1)
