@@ -52,6 +52,7 @@ def test_lambda_and_residual_are_recorded_at_every_step_and_plotted(qtbot, windo
     e = engine_mod
     worker = open_shipped(qtbot, window, "four_bar")
     L = worker.layout
+    window.plots.wrench_joint.setCurrentIndex(window.plots.wrench_joint.findData("rocker"))
     wait_snapshot(qtbot, window, lambda s: s.steps > 800, timeout=20000)
     snap = pause(qtbot, window)
     window.worker.single_step(1)
@@ -80,6 +81,16 @@ def test_lambda_and_residual_are_recorded_at_every_step_and_plotted(qtbot, windo
         assert np.allclose(r[L.lam], lam_ref, rtol=1e-9, atol=1e-9)
         assert np.allclose(r[L.ddq], a, rtol=1e-9, atol=1e-9)
         assert r[L.residual] == pytest.approx(e.constraint_residual(m, r[L.q]), rel=1e-9, abs=1e-15)
+    # the wrench the rocker transmits includes the loop force the coupler pulls it with
+    ext = e.constrained.constraint_external_wrenches
+    rows = d[np.isfinite(d[:, L.wrench]).all(axis=1)]
+    assert len(rows) > 500
+    for r in rows[:: max(1, len(rows) // 10)]:
+        fx = ext(m, r[L.q], r[L.dq], r[L.lam])
+        ref = e.joint_wrenches(m, r[L.q], r[L.dq], r[L.ddq], fx)["rocker"]
+        assert np.allclose(r[L.wrench], ref, rtol=1e-9, atol=1e-9)
+    tree_only = e.joint_wrenches(m, r[L.q], r[L.dq], r[L.ddq])["rocker"]
+    assert np.abs(r[L.wrench] - tree_only).max() > 0.05
     # the drift meter stays small (Baumgarte on, RK4)
     assert np.all(d[:, L.residual] < 1e-6), d[:, L.residual].max()
     assert np.array_equal(d[:, L.residual], d[:, L.residual_columns["closure"]])
