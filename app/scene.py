@@ -49,37 +49,38 @@ def qmatrix(T):
 
 
 def arrow_vectors(forces, scale, r):
-    """World arrow vectors for forces: linear (scale: metres per newton) up to length r, then
-    logarithmically shortened (r (1 + ln(len / r)))."""
-    out = []
-    for f in forces:
-        v = scale * np.asarray(f, dtype=float)
-        n = float(np.linalg.norm(v))
-        if n > r > 0:
-            v = v * (r * (1.0 + np.log(n / r)) / n)
-        out.append(v)
-    return out
+    """World arrow vectors (k x 3) for forces: linear (scale: metres per newton) up to length r,
+    then logarithmically shortened (r (1 + ln(len / r)))."""
+    v = scale * np.asarray(forces, dtype=float).reshape(-1, 3)
+    n = np.sqrt((v * v).sum(axis=1))
+    long = n > r
+    if r > 0 and long.any():
+        v[long] *= (r * (1.0 + np.log(n[long] / r)) / n[long])[:, None]
+    return v
 
 
 def _arrow_segments(start, vec, head=0.25, double=False):
-    """Line segments of arrows (start + vec), with a two-stroke head."""
-    out = []
-    for p, v in zip(start, vec):
-        n = np.linalg.norm(v)
-        if n < 1e-9:
-            continue
-        tip = p + v
-        u = v / n
-        side = np.cross(u, [0, 0, 1.0])
-        if np.linalg.norm(side) < 1e-6:
-            side = np.cross(u, [1.0, 0, 0])
-        side /= np.linalg.norm(side)
-        h = head * n
-        out += [p, tip, tip, tip - h * u + 0.5 * h * side, tip, tip - h * u - 0.5 * h * side]
-        if double:        # a moment: the double-headed arrow
-            t2 = tip - 0.6 * h * u
-            out += [t2, t2 - h * u + 0.5 * h * side, t2, t2 - h * u - 0.5 * h * side]
-    return np.array(out).reshape(-1, 3)
+    """Line segments (pairs of points) of arrows start + vec, each with a two-stroke head (two heads
+    for a moment when double). All arrows at once: a frame draws many."""
+    p = np.asarray(start, dtype=float).reshape(-1, 3)
+    v = np.asarray(vec, dtype=float).reshape(-1, 3)
+    n = np.sqrt((v * v).sum(axis=1))
+    keep = n >= 1e-9
+    if not keep.any():
+        return np.zeros((0, 3))
+    p, v, n = p[keep], v[keep], n[keep]
+    u = v / n[:, None]
+    side = np.stack((u[:, 1], -u[:, 0], np.zeros(len(u))), axis=1)          # u x z
+    flat = np.sqrt((side * side).sum(axis=1)) < 1e-6
+    side[flat] = np.stack((np.zeros(flat.sum()), u[flat, 2], -u[flat, 1]), axis=1)   # u x x
+    side /= np.sqrt((side * side).sum(axis=1))[:, None]
+    h = (head * n)[:, None]
+    tip = p + v
+    parts = [p, tip, tip, tip - h * u + 0.5 * h * side, tip, tip - h * u - 0.5 * h * side]
+    if double:        # a moment: the double-headed arrow
+        t2 = tip - 0.6 * h * u
+        parts += [t2, t2 - h * u + 0.5 * h * side, t2, t2 - h * u - 0.5 * h * side]
+    return np.stack(parts, axis=1).reshape(-1, 3)
 
 
 class Scene:
