@@ -219,7 +219,7 @@ def test_switching_the_loop_off_lets_it_come_apart_and_on_projects_it_back(qtbot
     k = np.flatnonzero(opened)
     assert len(k) > 100 and np.all(np.diff(k) == 1), "the loop was off for one stretch of steps"
     assert np.isnan(lam[opened]).all()
-    assert t[k[0]] <= off.t and on.t - 0.2 < t[k[-1]] < on.t
+    assert t[k[0]] <= off.t and on.t - 0.5 < t[k[-1]] < on.t      # (a loaded machine may skip batches)
     assert t[k[0]] >= s0.t
     assert gap[opened].max() > 0.05 and np.all(d[opened, L.residual] == 0.0)
     after = slice(k[-1] + 1, None)
