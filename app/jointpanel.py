@@ -30,11 +30,11 @@ def _num(x):
 def _units(kind, mode, param):
     lin = kind == "prismatic"
     if param == "value":
-        return ("N" if lin else "N m") if mode == "torque" else ("m/s^2" if lin else "rad/s^2")
+        return ("N" if lin else "N·m") if mode == "torque" else ("m/s^2" if lin else "rad/s^2")
     if param in ("target",):
         return "m" if lin else "rad"
     if param in ("amplitude", "offset"):
-        return ("N" if lin else "N m") if mode == "torque" else ("m" if lin else "rad")
+        return ("N" if lin else "N·m") if mode == "torque" else ("m" if lin else "rad")
     return {"frequency": "Hz", "phase": "rad"}.get(param, "")
 
 
@@ -168,7 +168,7 @@ class JointRow(QtCore.QObject):
         if j.nv == 1:
             q = f"q {snap.q[j.idx_q]:+.3f}"
             if presc:
-                text = f"{q}  needs tau {_num(snap.tau[j.idx_v])} {'N' if lin else 'N m'}"
+                text = f"{q}  needs tau {_num(snap.tau[j.idx_v])} {'N' if lin else 'N·m'}"
             else:
                 text = f"{q}  gets ddq {_num(snap.a[j.idx_v])} {'m/s²' if lin else 'rad/s²'}"
         else:
