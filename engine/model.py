@@ -9,6 +9,7 @@ whole model as a single argument, which keeps Python-to-compiled call overhead l
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -323,10 +324,13 @@ class Model:
         return self._jac
 
     def clone(self):
-        """A model sharing this one's constant data with fresh workspaces (for another thread)."""
+        """A model sharing this one's constant data with fresh workspaces (for another thread).
+        Constraints are copied, so switching one on or off in the clone leaves this model alone."""
         other = object.__new__(Model)
         other.__dict__.update(self.__dict__)
         other._setup_workspaces()
+        other.constraints = [copy.copy(c) for c in self.constraints]
+        other.__dict__.pop("_constraint_warnings", None)
         return other
 
     def _check_mass(self):
