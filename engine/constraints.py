@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ModelError, InputError
-from .spatial import se3_inv, so3_log, pose
+from .spatial import so3_log, pose
 
 
 # ------------------------------------------------------------------------------- frame kinematics

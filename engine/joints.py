@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .spatial import _axis_angle_into, _quat_to_rot_into, so3_exp, so3_log, quat_mul, quat_exp, \
-    rot_to_quat, quat_to_rot, so3_left_jacobian, so3_left_jacobian_inv
+from .spatial import _axis_angle_into, _quat_to_rot_into, so3_log, quat_mul, quat_exp, \
+    quat_to_rot, so3_left_jacobian, so3_left_jacobian_inv
 
 FIXED, REVOLUTE, PRISMATIC, HELICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = range(8)
 KIND_NAMES = ("fixed", "revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ModelError
-from .joints import Joint, Fixed, Free, FIXED, KIND_NAMES
+from .joints import Joint, Fixed, FIXED
 from .spatial import spatial_inertia, Ad, se3_inv
 
 MODEL_DTYPE = np.dtype([

@@ -18,10 +18,9 @@ Status codes returned by kernels (decoded by ``engine.api``):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types, from_dtype
+from numba import njit, types
 
 from ..joints import joint_calc
-from ..model import MODEL_DTYPE, WS_DTYPE
 from ..spatial import Ad_inv_into, ad_into
 
 # the model and workspaces cross into the kernels as bytes and are viewed back as records inside
@@ -155,3 +154,31 @@ def world_pose_body(wb, pb):
         for c in range(3):
             wb.Rw[r, c] = pb.Rw[r, 0] * wb.R[0, c] + pb.Rw[r, 1] * wb.R[1, c] + pb.Rw[r, 2] * wb.R[2, c]
         wb.pw[r] = pb.pw[r] + pb.Rw[r, 0] * wb.p[0] + pb.Rw[r, 1] * wb.p[1] + pb.Rw[r, 2] * wb.p[2]
+
+
+@njit(cache=True, inline="always")
+def check_state(m, q, v):
+    """Status of (q, v) as arguments 1 and 2."""
+    st = check_vec(q, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(v, m[0].nv, 2)
+    return st
+
+
+@njit(cache=True, inline="always")
+def bias_pass(m, ws, q, v, last):
+    """Table 2's forward pass with ddq = 0 and no gravity for bodies 1..last (a prefix of the tree):
+    world poses, body twists V_i and the accelerations dV_i the velocities alone produce."""
+    w0 = ws[0]
+    set_identity_pose(w0)
+    for r in range(6):
+        w0.dV[r] = 0.0
+    for i in range(1, last + 1):
+        mb = m[i]
+        wb = ws[i]
+        pb = ws[mb.parent]
+        velocity_pass_body(mb, wb, pb, q, v)
+        world_pose_body(wb, pb)
+        Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)
+        for r in range(6):
+            wb.dV[r] += wb.eta[r]

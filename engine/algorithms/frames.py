@@ -16,9 +16,7 @@ from __future__ import annotations
 from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, velocity_pass_body, \
-    world_pose_body, set_identity_pose
-from ..spatial import Ad_inv_into
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_state, bias_pass
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
@@ -27,24 +25,10 @@ def frame_kinematics(m_bytes, ws_bytes, q, v, k, P, out, J):
     J (6 x nv): rows 0-2 Jw, 3-5 Jv (zero outside the path). Status code."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
-    st = check_vec(q, m[0].nq, 1)
-    if st == OK:
-        st = check_vec(v, m[0].nv, 2)
+    st = check_state(m, q, v)
     if st != OK:
         return st
-    w0 = ws[0]
-    set_identity_pose(w0)
-    for r in range(6):
-        w0.dV[r] = 0.0
-    for i in range(1, k + 1):                 # the ancestors of k all have smaller indices
-        mb = m[i]
-        wb = ws[i]
-        pb = ws[mb.parent]
-        velocity_pass_body(mb, wb, pb, q, v)
-        world_pose_body(wb, pb)
-        Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)
-        for r in range(6):
-            wb.dV[r] += wb.eta[r]
+    bias_pass(m, ws, q, v, k)                 # the ancestors of k all have smaller indices
     wk = ws[k]
     Rk = wk.Rw
     c0, c1, c2 = P[0, 3], P[1, 3], P[2, 3]

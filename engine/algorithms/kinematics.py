@@ -7,12 +7,12 @@ in {j}; all other columns are zero. Energies: kinetic sum_i 1/2 V_i^T I_i V_i + 
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, velocity_pass_body, world_pose_body, set_identity_pose
-from ..spatial import mat6_vec, Ad_inv_into
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, check_state, joint_pose,
+                     velocity_pass_body, world_pose_body, set_identity_pose, bias_pass)
+from ..spatial import mat6_vec
 
 
 @njit(cache=True)
@@ -126,9 +126,7 @@ def energy(m_bytes, ws_bytes, q, v, out):
     -sum m_i g . c_i (g = -dV_0 linear part)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
-    st = check_vec(q, m[0].nq, 1)
-    if st == OK:
-        st = check_vec(v, m[0].nv, 2)
+    st = check_state(m, q, v)
     if st != OK:
         return st
     n = m.shape[0] - 1
@@ -162,9 +160,7 @@ def body_velocities(m_bytes, ws_bytes, q, v, Vout, Tout):
     """Vout[i] = V_i (body twist, frame {i}); Tout[i] = world pose (R row-major, p) for i = 0..n."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
-    st = check_vec(q, m[0].nq, 1)
-    if st == OK:
-        st = check_vec(v, m[0].nv, 2)
+    st = check_state(m, q, v)
     if st != OK:
         return st
     w0 = ws[0]
@@ -192,24 +188,10 @@ def body_bias(m_bytes, ws_bytes, q, v, Tout, Vout, Aout):
     acceleration dV_i the velocities alone produce (ddq = 0, no gravity): Table 2's forward pass."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
-    st = check_vec(q, m[0].nq, 1)
-    if st == OK:
-        st = check_vec(v, m[0].nv, 2)
+    st = check_state(m, q, v)
     if st != OK:
         return st
-    w0 = ws[0]
-    set_identity_pose(w0)
-    for r in range(6):
-        w0.dV[r] = 0.0
-    for i in range(1, m.shape[0]):
-        mb = m[i]
-        wb = ws[i]
-        pb = ws[mb.parent]
-        velocity_pass_body(mb, wb, pb, q, v)
-        world_pose_body(wb, pb)
-        Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)
-        for r in range(6):
-            wb.dV[r] += wb.eta[r]
+    bias_pass(m, ws, q, v, m.shape[0] - 1)
     for i in range(m.shape[0]):
         wb = ws[i]
         for r in range(6):

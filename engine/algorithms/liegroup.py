@@ -2,7 +2,6 @@
 (``engine.joints.joint_integrate`` / ``joint_difference``), and renormalisation of quaternions."""
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from ..model import MODEL_DTYPE
