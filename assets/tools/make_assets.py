@@ -741,7 +741,17 @@ joints, three degrees of freedom, three motors. The pelvis is fixed 1 m above th
     ph_a = close(heel_at, 0.45, L_ach)
     toe = ankle + La * down(ph_a)
     crank_end = ankle - crank_at * down(ph_a) + Lc * side(ph_a)      # toe crank at q = 0: along the tarsus' +x
-    pin_at = lambda ph: toe + lever * side(ph) - crank_end
+    # the plantar-rod pin sits on the foot at the angle gam from the foot's +x towards its -z, chosen
+    # so that at the nominal pose the pin lever is perpendicular to the rod (the best transmission:
+    # the toe is mid-way between the two toggle positions, where the rod and the lever line up and
+    # the loop can no longer be closed by the passive joints)
+    lever_at = lambda ph, g: lever * (math.cos(g) * side(ph) + math.sin(g) * down(ph))
+    gam = 0.0
+    for _ in range(50):           # Newton on (pin - toe) . (pin - crank_end) = 0
+        perp = lambda g: float(lever_at(ph_f, g) @ (toe + lever_at(ph_f, g) - crank_end))
+        gam -= perp(gam) / ((perp(gam + 1e-7) - perp(gam - 1e-7)) / 2e-7)
+    pin = (round(lever * math.cos(gam), 5), round(-lever * math.sin(gam), 5))   # on the foot (local x, z)
+    pin_at = lambda ph: toe + pin[0] * side(ph) - pin[1] * down(ph) - crank_end
     L_pl = round(float(np.linalg.norm(pin_at(ph_f))), 4)
     ph_f = close(pin_at, ph_f, L_pl)
     e = pin_at(ph_f)
@@ -764,7 +774,7 @@ joints, three degrees of freedom, three motors. The pelvis is fixed 1 m above th
     r.link("toe_crank", *_bar(0.04, Lc, "red", width=0.015, thick=0.008, y=-0.025))
     r.link("plantar_rod", box(0.03, (0.008, 0.008, L_pl), (0, 0, -L_pl / 2), color="steel"))
     r.link("foot", box(0.12, (0.03, 0.06, Lf), (0, 0, -Lf / 2), color="dark"),
-           box(0.03, (lever + 0.01, 0.01, 0.02), (lever / 2, -0.03, 0), color="red"))
+           rod(0.03, (0, -0.03, 0), (pin[0], -0.03, pin[1]), 0.008, color="red"))           # the pin lever
     lim = dict(lower=-2 * PI, upper=2 * PI, velocity=20)
     r.joint("hip_pitch", "revolute", "pelvis", "thigh", (0, 0, H), axis=AXIS_CCW, effort=120, **lim)
     r.joint("knee", "revolute", "thigh", "shin", (0, 0, -Lt), axis=AXIS_CCW, effort=120, **lim)
@@ -774,7 +784,7 @@ joints, three degrees of freedom, three motors. The pelvis is fixed 1 m above th
     r.joint("toe", "revolute", "tarsus", "foot", (0, 0, -La), axis=AXIS_CCW, effort=0, **lim)
     r.loop("achilles", "distance", frame_a=("tarsus", (heel[0], 0.0, heel[1])),
            frame_b=("pelvis", (hip_mount[0], 0.0, hip_mount[1])), length=L_ach)
-    r.loop("plantar", "planar", frame_a=("plantar_rod", (0, 0, -L_pl)), frame_b=("foot", (lever, -0.025, 0)),
+    r.loop("plantar", "planar", frame_a=("plantar_rod", (0, 0, -L_pl)), frame_b=("foot", (pin[0], -0.025, pin[1])),
            directions=PLANE)
     q = {"hip_pitch": ph_t, "knee": ph_s - ph_t, "ankle": ph_a - ph_s, "toe_motor": 0.0,
          "plantar": ph_r - ph_a, "toe": ph_f - ph_a}
@@ -784,10 +794,14 @@ joints, three degrees of freedom, three motors. The pelvis is fixed 1 m above th
                         "ankle follow the hip and knee, and the plantar rod (a planar closure) lets a motor "
                         "on the tarsus pitch the passive toe. Six joints, three degrees of freedom, three "
                         "motors: the rod forces are the loops' multipliers lambda.",
-        "suggested_modes": "hip_pitch, knee and toe_motor acceleration track (a walking-like swing), the "
-                           "others passive: read the motor torques and the rod forces; or hip_pitch and knee "
-                           "held (acceleration track at zero) with everything else passive. With every joint "
-                           "passive the light toe linkage whips through its toggle positions: use dt 5e-4",
+        "suggested_modes": "hip_pitch, knee and toe_motor acceleration track target (targets hip_pitch 0.7, "
+                           "knee -0.9, toe_motor 0.3: the leg swings forward and the toe lifts), the others "
+                           "passive: read the motor torques and the rod forces. Keep the motor targets within "
+                           "hip_pitch 0 to 1, knee -1.1 to -0.75 and toe_motor -0.6 to 0.6: beyond them a rod "
+                           "nears a toggle position where its loop can no longer close and the rod force "
+                           "grows without bound (a target of 0 for the knee is out of reach). Or hip_pitch and "
+                           "knee hold still with everything else passive. With every joint passive the light "
+                           "toe linkage whips through its toggle positions: use dt 5e-4",
         "initial_q": {k: float(v) for k, v in q.items()},
         "conservative": True,
     }
