@@ -64,16 +64,34 @@ def response(model, q, B, prescribed=None):
     return X
 
 
-def _psd_solve(model, K, rhs, key, what):
-    """Minimum-norm solution of K x = rhs for a symmetric positive semi-definite K."""
+def _rows_involved(model, constraints, N):
+    """'name[row]' of the constraint rows that take part in the null space N (m x k, orthonormal
+    columns) of K: the rows that are redundant, or whose loop is at a singular configuration.
+    Rows follow the active constraints in model order, as in constraint_system."""
+    labels = []
+    for c in active_constraints(model, constraints):
+        labels += [c.name if c.rows == 1 else f"{c.name}[{i}]" for i in range(c.rows)]
+    if len(labels) != N.shape[0]:        # not this model's constraint rows: name nothing
+        return []
+    weight = np.sum(N * N, axis=1)       # each null vector has unit length over the rows
+    return [labels[i] for i in np.flatnonzero(weight > 1e-2)]
+
+
+def _psd_solve(model, K, rhs, key, what, constraints=None):
+    """Minimum-norm solution of K x = rhs for a symmetric positive semi-definite K (K = A X A^T with
+    A the rows of the active `constraints`, named in the warning when K is rank deficient)."""
     s, V = np.linalg.eigh(K)
     if s[0] > RANK_TOL * s[-1]:          # full rank (the common case)
         return V @ ((V.T @ rhs) / s)
     smax = max(float(s[-1]), 0.0)
     keep = s > RANK_TOL * max(smax, 1e-300)
     if not np.all(keep):
+        rows = _rows_involved(model, constraints, V[:, ~keep])
+        named = f"; rows involved: {', '.join(rows)}" if rows else ""
         _warn_once(model, ("rank", key), f"{what}: constraint rows are redundant or singular (rank "
-                                         f"{int(keep.sum())} of {K.shape[0]}); using the minimum-norm multipliers")
+                                         f"{int(keep.sum())} of {K.shape[0]}{named}; a loop at a "
+                                         f"singular or toggle configuration, or rows that repeat "
+                                         f"each other); using the minimum-norm multipliers")
     y = V.T @ rhs
     y[keep] /= s[keep]
     y[~keep] = 0.0
@@ -108,7 +126,7 @@ def constrained_forward_dynamics(model, q, v, tau, f_ext=None, baumgarte=None, c
     G = response(model, q, A.T)
     K = A @ G
     rhs = _stabilised_rhs(A, bias, f, np.asarray(v, dtype=float), baumgarte) - A @ a0
-    lam = _psd_solve(model, 0.5 * (K + K.T), rhs, "fd", "constrained forward dynamics")
+    lam = _psd_solve(model, 0.5 * (K + K.T), rhs, "fd", "constrained forward dynamics", constraints)
     return a0 + G @ lam, lam
 
 
@@ -126,7 +144,7 @@ def constrained_hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None, bau
     G = response(model, q, A.T, prescribed)
     K = A @ G
     rhs = _stabilised_rhs(A, bias, f, np.asarray(v, dtype=float), baumgarte) - A @ a0
-    lam = _psd_solve(model, 0.5 * (K + K.T), rhs, "hd", "constrained hybrid dynamics")
+    lam = _psd_solve(model, 0.5 * (K + K.T), rhs, "hd", "constrained hybrid dynamics", constraints)
     ATl = A.T @ lam
     free = ~prescribed
     tau_in = tau.copy()
@@ -238,7 +256,7 @@ def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=
     if A.shape[0]:
         G = response(model, q, A.T)
         K = A @ G
-        v = v - G @ _psd_solve(model, 0.5 * (K + K.T), A @ v, "proj", "project_constraints")
+        v = v - G @ _psd_solve(model, 0.5 * (K + K.T), A @ v, "proj", "project_constraints", constraints)
     return q, v
 
 
