@@ -95,15 +95,17 @@ class EngineImport:
 
 def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) -> int:
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PyQt6")
-    loader = EngineImport()          # start compiling while Qt starts
     from PyQt6 import QtCore, QtWidgets
+    # import the GUI modules before the engine thread starts: two threads importing the same module
+    # at once (colorama: numba and pyqtgraph both import it) can fail inside importlib (KeyError)
+    from .mainwindow import MainWindow, DEFAULT_MODEL
+    loader = EngineImport()          # compile or load the kernels while the window starts
     if QtWidgets.QApplication.instance() is None:
         # GL windows share programs and buffers (pyqtgraph caches its shader programs globally)
         QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("JointLab")
     app.setOrganizationName("JointLab")
-    from .mainwindow import MainWindow, DEFAULT_MODEL
 
     win = MainWindow(package_paths=package_paths)
     # PyQt aborts on an exception escaping a slot unless an excepthook is set: report it instead
