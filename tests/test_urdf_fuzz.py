@@ -240,7 +240,8 @@ def _mutate_text(text, rng):
 def check_case(data, name, rng, strict=None):
     fb = rng.random() < 0.3
     strict = rng.random() < 0.7 if strict is None else strict
-    t = time.perf_counter()
+    # CPU time of this process: what the loader costs, whatever else the machine is running
+    t = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -256,8 +257,8 @@ def check_case(data, name, rng, strict=None):
             M = engine.mass_matrix(model, q)
             assert M.shape == (model.nv, model.nv)
             engine.inverse_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv))
-    dt = time.perf_counter() - t
-    assert dt < 2.0, f"{name}: {dt:.2f} s"
+    dt = time.process_time() - t
+    assert dt < 2.0, f"{name}: {dt:.2f} s of CPU"
     return model is not None
 
 
