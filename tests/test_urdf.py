@@ -390,13 +390,14 @@ def test_model_source_and_name():
     assert m.name == "arm3" and m.source == ARM3
 
 
-def test_loading_is_quick():
+def test_a_long_chain_loads_in_linear_time():
+    """A 199-joint chain; the CPU-time bound catches a quadratic tree walk (it is not a speed target)."""
     text = robot(link("l0"), *[link(f"l{i}") for i in range(1, 200)],
                  *[joint(f"j{i}", f"l{i - 1}", f"l{i}") for i in range(1, 200)])
-    t = time.perf_counter()
+    t = time.process_time()
     m = load(text)
     assert m.nv == 199
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
 
 
 # ================================================================================ item 1: malformed XML
@@ -659,9 +660,9 @@ def test_self_loop():
 def test_long_cycle_does_not_hang():
     n = 3000
     text = robot(*[link(f"l{i}") for i in range(n)], *[joint(f"j{i}", f"l{i}", f"l{(i + 1) % n}") for i in range(n)])
-    t = time.perf_counter()
+    t = time.process_time()
     expect_error(text, '<joint name="j0"', "cycle")
-    assert time.perf_counter() - t < 2.0
+    assert time.process_time() - t < 2.0          # CPU time: a hang guard, not a speed target
 
 
 def test_several_roots():
