@@ -15,7 +15,6 @@ loading of Talos with all its meshes.
 from __future__ import annotations
 
 import glob
-import importlib.metadata
 import os
 import time
 import warnings
@@ -25,28 +24,14 @@ import numpy as np
 import pytest
 
 import engine
+from engine.catalog import example_robot_data_dir
 from engine import meshes
 from engine.urdf import InertiaError
 
 pin = pytest.importorskip("pinocchio")
 
 
-def _robots_dir():
-    """The 'robots' directory installed by example-robot-data (cmeel layout or ROS share)."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-        for f in dist.files or ():
-            s = str(f)
-            if s.endswith("package.xml") and "share/example-robot-data" in s:
-                d = os.path.join(os.path.dirname(str(dist.locate_file(f))), "robots")
-                if os.path.isdir(d):
-                    return d
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    return None
-
-
-ROBOTS = _robots_dir()
+ROBOTS = str(example_robot_data_dir() or "") or None    # example-robot-data's 'robots' directory
 URDFS = sorted(os.path.relpath(p, ROBOTS) for p in glob.glob(os.path.join(ROBOTS or "/nonexistent", "**", "*.urdf"),
                                                              recursive=True))
 

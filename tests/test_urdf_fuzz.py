@@ -10,7 +10,6 @@ duplicate elements, create cycles, change joint types, add unknown elements) and
 """
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import random
 import time
@@ -22,26 +21,12 @@ import numpy as np
 import pytest
 
 import engine
+from engine.catalog import example_robot_data_dir
 
 HERE = os.path.dirname(__file__)
 
 
-def _robots_dir():
-    """The 'robots' directory installed by example-robot-data (cmeel layout or ROS share)."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-        for f in dist.files or ():
-            s = str(f)
-            if s.endswith("package.xml") and "share/example-robot-data" in s:
-                d = os.path.join(os.path.dirname(str(dist.locate_file(f))), "robots")
-                if os.path.isdir(d):
-                    return d
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    return None
-
-
-ROBOTS = _robots_dir()
+ROBOTS = str(example_robot_data_dir() or "") or None    # example-robot-data's 'robots' directory
 SOURCES = {
     "arm3": os.path.join(HERE, "data", "urdf", "arm3.urdf"),
     "demo": os.path.join(HERE, "data", "urdf", "pkg_root", "demo_pkg", "urdf", "demo.urdf"),
