@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .spatial import _axis_angle_into, _quat_to_rot_into, so3_log, quat_mul, quat_exp, \
-    quat_to_rot, so3_left_jacobian, so3_left_jacobian_inv
+from .spatial import _axis_angle_into, _quat_to_rot_into, so3_log, \
+    quat_to_rot, so3_left_jacobian_inv
 
 FIXED, REVOLUTE, PRISMATIC, HELICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = range(8)
 KIND_NAMES = ("fixed", "revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")
@@ -209,25 +209,54 @@ def joint_calc(code, a1, a2, a3, pitch, q, v, iq, iv, R, p, S, dS, c, tmp, rates
             S[k, k] = 1.0
 
 
+@njit(cache=True, inline="always")
+def _quat_times_exp(q, k, w0, w1, w2, out, j):
+    """out[j:j+4] = q[k:k+4] * exp(w) as a unit quaternion (w, x, y, z), without allocating."""
+    th = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    c = np.cos(0.5 * th)
+    s = 0.5 - th * th / 48.0 if th < 1e-6 else np.sin(0.5 * th) / th
+    e1, e2, e3 = s * w0, s * w1, s * w2
+    a0, a1, a2, a3 = q[k], q[k + 1], q[k + 2], q[k + 3]
+    r0 = a0 * c - a1 * e1 - a2 * e2 - a3 * e3
+    r1 = a0 * e1 + a1 * c + a2 * e3 - a3 * e2
+    r2 = a0 * e2 - a1 * e3 + a2 * c + a3 * e1
+    r3 = a0 * e3 + a1 * e2 - a2 * e1 + a3 * c
+    inv = 1.0 / np.sqrt(r0 * r0 + r1 * r1 + r2 * r2 + r3 * r3)   # a zero quaternion raises (api names it)
+    out[j] = r0 * inv
+    out[j + 1] = r1 * inv
+    out[j + 2] = r2 * inv
+    out[j + 3] = r3 * inv
+
+
 @njit(cache=True)
 def joint_integrate(code, a1, a2, a3, pitch, q, dv, iq, iv, out):
     """out[iq:iq+nq] = q (+) dv on the joint's group (Lie-group exponential for SO(3), SE(2), SE(3))."""
     if code == SPHERICAL:
-        dq = quat_exp(dv[iv:iv + 3])
-        r = quat_mul(q[iq:iq + 4], dq)
-        r *= 1.0 / np.sqrt(r @ r)    # scalar division: a zero quaternion raises (api names it)
-        out[iq:iq + 4] = r
+        _quat_times_exp(q, iq, dv[iv], dv[iv + 1], dv[iv + 2], out, iq)
     elif code == FREE:
-        w = dv[iv:iv + 3]
-        u = dv[iv + 3:iv + 6]
-        qq = q[iq + 3:iq + 7]
-        R = quat_to_rot(qq)
-        dp = R @ (so3_left_jacobian(w) @ u)
-        for k in range(3):
-            out[iq + k] = q[iq + k] + dp[k]
-        r = quat_mul(qq, quat_exp(w))
-        r *= 1.0 / np.sqrt(r @ r)    # scalar division: a zero quaternion raises (api names it)
-        out[iq + 3:iq + 7] = r
+        # T exp(dv): p += R J_l(w) u, quaternion times exp(w)
+        w0, w1, w2 = dv[iv], dv[iv + 1], dv[iv + 2]
+        u0, u1, u2 = dv[iv + 3], dv[iv + 4], dv[iv + 5]
+        th2 = w0 * w0 + w1 * w1 + w2 * w2
+        if th2 < 1e-10:
+            b = 0.5 - th2 / 24.0
+            c = 1.0 / 6.0 - th2 / 120.0
+        else:
+            th = np.sqrt(th2)
+            b = (1.0 - np.cos(th)) / th2
+            c = (th - np.sin(th)) / (th2 * th)
+        # J_l(w) u = u + b w x u + c w x (w x u)
+        x0, x1, x2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
+        y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0
+        v0, v1, v2 = u0 + b * x0 + c * y0, u1 + b * x1 + c * y1, u2 + b * x2 + c * y2
+        # rotate by the quaternion (w, x, y, z): v + (2/n) (w t + qv x t) with t = qv x v
+        qw, qx, qy, qz = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+        s = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)   # a zero quaternion raises (api names it)
+        t0, t1, t2 = qy * v2 - qz * v1, qz * v0 - qx * v2, qx * v1 - qy * v0
+        out[iq] = q[iq] + v0 + s * (qw * t0 + qy * t2 - qz * t1)
+        out[iq + 1] = q[iq + 1] + v1 + s * (qw * t1 + qz * t0 - qx * t2)
+        out[iq + 2] = q[iq + 2] + v2 + s * (qw * t2 + qx * t1 - qy * t0)
+        _quat_times_exp(q, iq + 3, w0, w1, w2, out, iq + 3)
     elif code == PLANAR:
         vx, vy, om = dv[iv], dv[iv + 1], dv[iv + 2]
         th = q[iq + 2]
