@@ -136,7 +136,7 @@ def _load_fext(model, ws, f_ext):
             raise InputError(f"f_ext: no body or link named '{name}' in model '{model.name}'", "f_ext")
         if frame.body == 0:
             continue  # a wrench on the ground does nothing
-        if not np.array_equal(frame.placement, np.eye(4)):
+        if frame.offset:
             w = Ad(se3_inv(frame.placement)).T @ w
         fx[frame.body] += w
 
@@ -297,7 +297,7 @@ def forward_kinematics(model, q):
     out = {}
     for name, f in model.frames.items():
         T = body_T[f.body]
-        out[name] = T if f.placement is None or np.array_equal(f.placement, np.eye(4)) else T @ f.placement
+        out[name] = T @ f.placement if f.offset else T
     return out
 
 
@@ -322,7 +322,7 @@ def jacobian(model, q, name, frame="local"):
         return J
     _call(_bjac, model, model._wb_kin, ("q",), (q,), f.body, J)
     P = f.placement
-    if not np.array_equal(P, np.eye(4)):
+    if f.offset:
         J = Ad(se3_inv(P)) @ J
     if frame == "local":
         return J

@@ -98,6 +98,10 @@ class Frame:
     body: int            # the movable body (0 = ground) it is attached to
     placement: np.ndarray  # 4x4 pose in that body's frame
 
+    def __post_init__(self):
+        # decided once, so per-call kinematics can skip the identity product
+        self.offset = not np.array_equal(self.placement, np.eye(4))
+
 
 @dataclass
 class _BodySpec:
@@ -291,7 +295,6 @@ class Model:
 
     def _setup_workspaces(self):
         n = self.nbodies + 1
-        self._ws = {}
         # one resident workspace per algorithm (allocated once; kernels never allocate)
         self._ws_rnea = np.zeros(n, dtype=WS_DTYPE)
         self._ws_aba = np.zeros(n, dtype=WS_DTYPE)
@@ -304,18 +307,6 @@ class Model:
             setattr(self, f"_wb_{name}", getattr(self, f"_ws_{name}").view(np.uint8))
         self._jac = None
         self._zero_v = np.zeros(self.nv)
-        self._dof_body = np.zeros(self.nv, dtype=np.int64)
-        for j in self.joints:
-            self._dof_body[j.idx_v:j.idx_v + j.nv] = j.body
-        self._dof_body.setflags(write=False)
-
-    def workspace(self, name):
-        """The per-algorithm workspace record array (allocated once, on first use)."""
-        ws = self._ws.get(name)
-        if ws is None:
-            ws = np.zeros(self.nbodies + 1, dtype=WS_DTYPE)
-            self._ws[name] = ws
-        return ws
 
     def _jac_scratch(self):
         if self._jac is None:
