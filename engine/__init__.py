@@ -28,6 +28,8 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
                           constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
                           joint_reaction_wrenches, ConstraintWarning)
 from .simulator import Simulator, INTEGRATORS
+from .trace import trace, Trace, Step, body_quantities
+from .equation import equation_terms, EquationTerms
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged",
@@ -42,4 +44,5 @@ __all__ = [
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
     "project_constraints", "constraint_wrenches", "joint_reaction_wrenches", "ConstraintWarning",
+    "trace", "Trace", "Step", "body_quantities", "equation_terms", "EquationTerms",
 ]

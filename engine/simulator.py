@@ -13,6 +13,11 @@ joints) are held over a step (zero-order hold) and may change at every step, set
 returned by ``controller(t, q, v)``. A state that becomes NaN, Inf or larger than 1e10 raises
 ``SimulationDiverged`` carrying the last good state, which the simulator keeps.
 
+Energy balance: ``work`` (by the joint torques the actuators supply, damping excluded),
+``dissipated`` (by joint damping, >= 0) and ``external_work`` (by ``f_ext``) are integrated by the
+same scheme as the state (RK4's weighted stages), so ``kinetic + potential - work - external_work
++ dissipated`` stays constant up to the integrator's error (``energy_balance()``).
+
 Closed loops: the model's enabled constraints are honoured with Lagrange multipliers (``lam``),
 Baumgarte stabilisation (critically damped, time constant ``baumgarte_time``, default 0.1 s with
 RK4 and 10 dt with the Euler integrators, always clamped to >= 2 dt: gains that scale as 1/dt would
@@ -24,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .api import forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy
+from .api import (forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy,
+                  body_velocities)
 from .constrained import (constrained_forward_dynamics, constrained_hybrid_dynamics, project_constraints,
                           baumgarte_gains)
 from .constraints import active_constraints, constraint_residual
@@ -32,7 +38,7 @@ from .algorithms.common import MODEL_T, VEC_T
 from .errors import InputError, SimulationDiverged
 from .joints import SPHERICAL, FREE, PLANAR
 from .model import MODEL_DTYPE
-from .spatial import ad_into
+from .spatial import ad_into, Ad, se3_inv
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 LIMIT = 1e10
@@ -150,6 +156,9 @@ class Simulator:
         self.tau = np.zeros(self.model.nv)
         self.steps = 0
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v   # state a and tau belong to
+        self.work = 0.0            # by the actuators' joint torques (damping excluded)
+        self.dissipated = 0.0      # by joint damping
+        self.external_work = 0.0   # by f_ext
 
     def set_initial_state(self, q, v=None):
         self._q0 = self._vec(q, self.model.nq, "q")
@@ -192,6 +201,28 @@ class Simulator:
     def energy(self):
         """(kinetic, potential) of the current state."""
         return kinetic_energy(self.model, self.q, self.v), potential_energy(self.model, self.q)
+
+    def energy_balance(self):
+        """kinetic + potential - work - external_work + dissipated: constant in an exact solution."""
+        ke, pe = self.energy()
+        return ke + pe - self.work - self.external_work + self.dissipated
+
+    def _powers(self, q, v, tau):
+        """(actuator power tau . v, damping power d v . v, power of f_ext) at one stage."""
+        p_act = float(tau @ v)
+        p_damp = float(self._damping @ (v * v)) if self._has_damping else 0.0
+        p_ext = 0.0
+        if self.f_ext:
+            Vb = body_velocities(self.model, q, v)
+            for name, w in self.f_ext.items():
+                f = self.model.frames[name]
+                if f.body == 0:
+                    continue
+                V = Vb[self.model.body_names[f.body - 1]]
+                if f.offset:
+                    V = Ad(se3_inv(f.placement)) @ V
+                p_ext += float(np.asarray(w, dtype=float) @ V)
+        return p_act, p_damp, p_ext
 
     # ------------------------------------------------------------------ dynamics
     def _accel(self, q, v, a_cmd, tau_cmd):
@@ -237,37 +268,50 @@ class Simulator:
         q, v = self.q, self.v
         a_cmd, tau_cmd = self._inputs()
         a1, tau1, lam1 = self._accel(q, v, a_cmd, tau_cmd)
+        P1 = self._powers(q, v, tau1)
         if self.integrator == "euler":
             q_new = integrate(model, q, h * v)
             v_new = v + h * a1
+            dW = [h * p for p in P1]
         elif self.integrator == "semi_implicit_euler":
             v_new = v + h * a1
             q_new = integrate(model, q, h * v_new)
+            dW = [h * p for p in P1]
         else:
             d1 = v
             xi = 0.5 * h * d1
             v2 = v + 0.5 * h * a1
-            a2, _, _ = self._accel(integrate(model, q, xi), v2, a_cmd, tau_cmd)
+            q2 = integrate(model, q, xi)
+            a2, tau2, _ = self._accel(q2, v2, a_cmd, tau_cmd)
+            P2 = self._powers(q2, v2, tau2)
             d2 = np.empty_like(v)
             dexp_inv(model._mb, xi, v2, d2)
             xi = 0.5 * h * d2
             v3 = v + 0.5 * h * a2
-            a3, _, _ = self._accel(integrate(model, q, xi), v3, a_cmd, tau_cmd)
+            q3 = integrate(model, q, xi)
+            a3, tau3, _ = self._accel(q3, v3, a_cmd, tau_cmd)
+            P3 = self._powers(q3, v3, tau3)
             d3 = np.empty_like(v)
             dexp_inv(model._mb, xi, v3, d3)
             xi = h * d3
             v4 = v + h * a3
-            a4, _, _ = self._accel(integrate(model, q, xi), v4, a_cmd, tau_cmd)
+            q4 = integrate(model, q, xi)
+            a4, tau4, _ = self._accel(q4, v4, a_cmd, tau_cmd)
+            P4 = self._powers(q4, v4, tau4)
             d4 = np.empty_like(v)
             dexp_inv(model._mb, xi, v4, d4)
             q_new = integrate(model, q, (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4))
             v_new = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+            dW = [(h / 6.0) * (p1 + 2.0 * p2 + 2.0 * p3 + p4) for p1, p2, p3, p4 in zip(P1, P2, P3, P4)]
         self._check(q_new, v_new, a1)
         if self.project_every_step and active_constraints(model):
             q_new, v_new = project_constraints(model, q_new, v_new)
         self.t_prev, self.q_prev, self.v_prev = self.t, q, v
         self.q, self.v = q_new, v_new
         self.a, self.tau, self.lam = a1, tau1, lam1
+        self.work += dW[0]
+        self.dissipated += dW[1]
+        self.external_work += dW[2]
         self.t += h
         self.steps += 1
 
