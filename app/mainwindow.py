@@ -23,6 +23,7 @@ from .inputs import JointInput
 from .jointpanel import JointPanel
 from .plots import PlotPanel
 from .scene import Scene
+from .teachui import TeachingUI
 from .view3d import View3D
 
 DEFAULT_MODEL = "double_pendulum"
@@ -58,6 +59,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_view()
         self._build_docks()
         build_menus(self)
+        self.teach = TeachingUI(self)          # Inspector, Step-through, Equation view (app/teachui.py)
+        self.view.bodyClicked.connect(self.teach.select_body)
         self.modelLoaded.connect(self._install)
         self.modelFailed.connect(self._load_failed)
         geom, st = self.settings.value("geometry"), self.settings.value("window_state")
@@ -259,6 +262,7 @@ class MainWindow(QtWidgets.QMainWindow):
         defaults = [f"q:{j.name}" for j in model.joints if j.nq == 1][:2] + ["energy:total"]
         self.plots.set_model(model, self.worker.layout, defaults)
         self.loops.set_model(model, self.worker.layout)
+        self.teach.set_model(model, self.worker)
         self.constraints_dock.setVisible(self.loops.has_constraints())
         self.worker.start()
         self._show_view(True)
@@ -380,6 +384,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if self.act_follow.isChecked():
                 self.view.follow(self.scene.body_poses[1][:3, 3] if len(self.scene.body_poses) > 1 else None)
             self._labels(snap)
+        self.teach.frame(snap)
         now = time.perf_counter()
         if now - self._panel_time > PANEL_PERIOD:
             self._panel_time = now

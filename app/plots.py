@@ -143,7 +143,7 @@ class PlotPanel(QtWidgets.QWidget):
                 for c in layout.joint_columns(j.name, qty):
                     leaf(jt, layout.names[c].split(":", 1)[0] + layout.names[c][len(qty) + 1 + len(j.name):], c)
         en = QtWidgets.QTreeWidgetItem(self.tree, ["energy"])
-        for n in ("kinetic", "potential", "total"):
+        for n in ("kinetic", "potential", "total", "work", "dissipated", "balance"):
             leaf(en, n, layout.column(f"energy:{n}"))
         wr = QtWidgets.QTreeWidgetItem(self.tree, ["wrench (chosen joint)"])
         for c in layout.WRENCH_LABELS:

@@ -20,7 +20,8 @@ class SampleLayout:
     constraint, enabled or not: NaN while it is switched off; none for a tree) | constraint
     residual |f(q)| of the enabled constraints (the drift meter: what ``Simulator.constraint_residual``
     reports), then |f(q)| of each constraint with holonomic rows, enabled or not (an open loop shows
-    its gap) | real-time factor. ddq, tau and lambda are the ones (constrained) hybrid dynamics
+    its gap) | real-time factor | energy balance: work (actuators and external wrenches), dissipated
+    (damping), kinetic + potential - work + dissipated. ddq, tau and lambda are the ones (constrained) hybrid dynamics
     computed at the start of the step from (t, q, dq) of the same row; the residuals are those of q."""
 
     WRENCH_LABELS = ("mx", "my", "mz", "fx", "fy", "fz")
@@ -52,7 +53,11 @@ class SampleLayout:
         held = [c for c in cons if _holonomic_rows(c)]
         self.residual_columns = {c.name: self.lam.stop + 1 + k for k, c in enumerate(held)}
         self.rtf = self.lam.stop + (1 + len(held) if cons else 0)
-        self.width = self.rtf + 1
+        # the energy balance (after rtf, so the older columns keep their places): the work done by
+        # the actuators and by f_ext, the energy dissipated by damping, all since the start, and
+        # kinetic + potential - work + dissipated (flat up to the integrator's error)
+        self.work, self.dissipated, self.balance = self.rtf + 1, self.rtf + 2, self.rtf + 3
+        self.width = self.rtf + 4
         names = ["t"]
         units = ["s"]
         for prefix, size_of, unit in (("q", "nq", "pos"), ("dq", "nv", "vel"), ("ddq", "nv", "acc"),
@@ -74,6 +79,8 @@ class SampleLayout:
             units += [_residual_unit(c) for c in held]
         names += ["rtf"]
         units += [""]
+        names += ["energy:work", "energy:dissipated", "energy:balance"]
+        units += ["J", "J", "J"]
         self.names = names
         self.units = units
         self._index = {n: i for i, n in enumerate(names)}

@@ -33,6 +33,7 @@ import numpy as np
 from .drag import DragSpring, pose_ik, ik_mask, point_jacobian
 from .inputs import Controller
 from .recorder import SampleLayout, SampleQueue
+from .teaching import TeachingProbe
 
 FRAME = 1.0 / 60.0
 BUDGET = 0.7 * FRAME      # longest batch of physics (s of wall time)
@@ -77,6 +78,7 @@ class Snapshot:
     project_every_step: bool = False
     constraint_forces: tuple | None = None  # ((name, world point, force, moment), ...) when wanted
     closure_points: tuple | None = None     # ((name, enabled, point a, point b or None), ...) when wanted
+    teaching: object = None                 # app.teaching.Teaching when the teaching views want it
 
 
 class SimWorker:
@@ -99,6 +101,9 @@ class SimWorker:
         self.watched_joint = None
         self.want_reactions = False          # set by the GUI: joint wrenches in every snapshot
         self.want_constraint_forces = False  # set by the GUI: constraint forces in every snapshot
+        self.want_teaching = False           # set by the GUI: Kim's quantities, the equation terms
+        self.want_trace = False              # set by the GUI: the step-by-step trace (while paused)
+        self._teaching = TeachingProbe()
         self._zero_v = np.zeros(self.model.nv)
         self._constraints_changed()
         self._commands = queue.SimpleQueue()
@@ -364,6 +369,7 @@ class SimWorker:
                     hit = True
                     break
                 t0, q0, v0 = sim.t, sim.q, sim.v
+                w0, d0 = sim.work + sim.external_work, sim.dissipated
                 if drag is not None:
                     sim.f_ext = {drag.body: drag.wrench(t0, q0, v0)}
                 sim.step(1)
@@ -380,6 +386,7 @@ class SimWorker:
                 row[L.kinetic] = ke
                 row[L.potential] = pe
                 row[L.total] = ke + pe
+                row[L.work], row[L.dissipated], row[L.balance] = w0, d0, ke + pe - w0 + d0
                 lam = sim.lam
                 if watched is not None:
                     fx = sim.f_ext
@@ -603,11 +610,14 @@ class SimWorker:
                 wr = None
         loops = self._loop_snapshot()
         self._serial += 1
+        teach = None
+        if self.want_teaching or self.want_trace:
+            teach = self._teaching.compute(self, self.want_trace and not self.running)
         snap = Snapshot(self._serial, sim.t, sim.q.copy(), sim.v.copy(), sim.a.copy(), sim.tau.copy(),
                         sim.prescribed.copy(), self.running, self.speed,
                         self._rtf if self.running else float("nan"), self._behind and self.running,
                         sim.steps, sim.dt, sim.integrator, ke, pe, dp, dt_, df,
-                        None if d is None else d.body, self._drag_mode, wr, **loops)
+                        None if d is None else d.body, self._drag_mode, wr, teaching=teach, **loops)
         with self._lock:
             self._snapshot = snap
 

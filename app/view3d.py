@@ -28,6 +28,7 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
     dragStarted = QtCore.pyqtSignal(str, object, str)   # body, point in body frame, "spring"/"pose"
     dragMoved = QtCore.pyqtSignal(object)               # world target
     dragEnded = QtCore.pyqtSignal()
+    bodyClicked = QtCore.pyqtSignal(str)                # left press on a body (any mode): the inspector selects it
 
     def __init__(self):
         super().__init__()
@@ -128,9 +129,10 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         if ev.button() == QtCore.Qt.MouseButton.LeftButton and self.scene is not None:
             ctrl = bool(ev.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier)
             running = self.is_running()
+            hit = self.scene.pick(*self.ray(pos.x(), pos.y()))
+            if hit is not None:
+                self.bodyClicked.emit(hit[0])
             if (running and ctrl) or not running:
-                o, d = self.ray(pos.x(), pos.y())
-                hit = self.scene.pick(o, d)
                 if hit is not None:
                     body, p_local, pw = hit
                     view_dir = self.opts_center() - self.camera_position()

@@ -1,0 +1,110 @@
+"""The equation of motion, live and term by term: per joint coordinate
+    tau = M q̈ + C q̇ + g − Aᵀλ − Jᵀ F_ext
+as a table whose terms add up to the tau the dynamics used (damping, a passive torque, shown
+apart: the motor supplies tau + d q̇), and M(q) as a heat map labelled by joint; hovering a cell
+tints the two bodies it couples. Every number is ``engine.equation_terms`` computed in the
+simulation thread (``Snapshot.teaching.equation``)."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PyQt6 import QtCore, QtWidgets
+
+COLUMNS = ("M q̈", "C q̇", "g", "−Aᵀλ", "−Jᵀ F_ext", "Σ = τ", "τ used", "d q̇")
+
+
+class EquationView(QtWidgets.QWidget):
+    cellHovered = QtCore.pyqtSignal(int, int)     # M row, column (-1, -1: none)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        self.caption = QtWidgets.QLabel("τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Aᵀλ − Jᵀ F_ext   (per joint coordinate)")
+        self.caption.setWordWrap(True)
+        lay.addWidget(self.caption)
+        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeaderItem(6).setToolTip("the torque hybrid dynamics used (given, or computed for a "
+                                                      "prescribed joint), damping included")
+        self.table.horizontalHeaderItem(7).setToolTip("joint damping d q̇: the motor supplies τ + d q̇")
+        split.addWidget(self.table)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setAspectLocked(True)
+        self.plot.invertY(True)
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        self.image = pg.ImageItem()
+        self.image.setColorMap(pg.colormap.get("CET-D1"))
+        self.plot.addItem(self.image)
+        self.plot.setTitle("M(q): hover a cell")
+        self.plot.scene().sigMouseMoved.connect(self._hover)
+        split.addWidget(self.plot)
+        lay.addWidget(split, 1)
+        self.labels = ()
+        self.joints = ()
+        self.M = None
+        self.terms = None
+        self.hovered = (-1, -1)
+
+    def set_model(self, model):
+        from engine.equation import coordinate_labels
+        self.model = model
+        self.labels, self.joints = coordinate_labels(model)
+        n = len(self.labels)
+        self.table.setRowCount(n)
+        self.table.setVerticalHeaderLabels(list(self.labels))
+        for r in range(n):
+            for c in range(len(COLUMNS)):
+                self.table.setItem(r, c, QtWidgets.QTableWidgetItem(""))
+        ticks = [(k + 0.5, lab) for k, lab in enumerate(self.labels)]
+        step = max(1, n // 14)
+        ticks = ticks[::step]
+        for ax in ("bottom", "left"):
+            self.plot.getAxis(ax).setTicks([ticks])
+        self.plot.getAxis("bottom").setStyle(tickTextOffset=2)
+        self.M = None
+        self.image.clear()
+
+    def show_teaching(self, t):
+        if t is None or t.equation is None:
+            return
+        e = t.equation
+        self.terms = e
+        cols = (e.M_ddq, e.C_dq, e.g, e.constraint, e.external, e.tau, t.tau_in, t.damping_torque)
+        for r in range(len(self.labels)):
+            for c, x in enumerate(cols):
+                self.table.item(r, c).setText(f"{x[r]: .5g}")
+        M = e.M
+        m = max(float(np.abs(M).max()), 1e-12)
+        self.image.setImage(M.T, levels=(-m, m), autoLevels=False)
+        self.M = M
+        self.plot.setTitle(f"M(q)  (|M| ≤ {m:.3g}; hover a cell)")
+
+    def _hover(self, pos):
+        if self.M is None:
+            return
+        p = self.image.mapFromScene(pos)
+        i, j = int(np.floor(p.y())), int(np.floor(p.x()))
+        n = self.M.shape[0]
+        cell = (i, j) if 0 <= i < n and 0 <= j < n else (-1, -1)
+        self.hover_cell(*cell)
+
+    def hover_cell(self, i, j):
+        if (i, j) == self.hovered:
+            return
+        self.hovered = (i, j)
+        if i >= 0:
+            self.plot.setTitle(f"M[{self.labels[i]}, {self.labels[j]}] = {self.M[i, j]:.5g}")
+        self.cellHovered.emit(i, j)
+
+    def coupled_bodies(self, i, j):
+        """Body indices of the joints of coordinates i and j."""
+        if i < 0 or self.model is None:
+            return ()
+        by = {jj.name: jj.body for jj in self.model.joints}
+        return by[self.joints[i]], by[self.joints[j]]

@@ -1,0 +1,156 @@
+"""The Inspector: one body's live quantities of Kim's Tables 2-4 (V, V̇, η, Î, B̂, Π, β, F, S, and
+its joint's q, q̇, q̈, τ), with Kim's symbols and units, in the body frame or the world frame.
+Pick a body by clicking it in the 3D view or in the tree here. The numbers come with the snapshot
+(``Snapshot.teaching.bodies``, computed by ``engine.body_quantities`` in the simulation thread);
+frame changes use ``engine.trace.to_world`` (Ad for twists, Ad* for wrenches and inertias)."""
+from __future__ import annotations
+
+import numpy as np
+from PyQt6 import QtCore, QtGui, QtWidgets
+
+ROWS = ("q", "dq", "ddq", "tau", "V", "dV", "eta", "S", "F", "Ih", "Bh", "Pi", "beta", "Psi")
+
+
+def fmt_value(x):
+    """Numbers as text: a 6-vector as (angular | linear), a matrix row by row."""
+    if x is None:
+        return "—"
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0 or x.size == 1:
+        return f"{float(x.reshape(-1)[0]): .5g}"
+    if x.ndim == 1:
+        if x.size == 6:
+            return ("(" + "  ".join(f"{c: .4g}" for c in x[:3]) + " |\n " + "  ".join(f"{c: .4g}" for c in x[3:]) + ")")
+        return "(" + "  ".join(f"{c: .4g}" for c in x) + ")"
+    return "\n".join("  ".join(f"{c: 9.4g}" for c in row) for row in x)
+
+
+class InspectorPanel(QtWidgets.QWidget):
+    bodySelected = QtCore.pyqtSignal(str)
+    arrowsToggled = QtCore.pyqtSignal(bool)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        from engine.trace import SYMBOLS
+        self.symbols = SYMBOLS
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        self.tree = QtWidgets.QTreeWidget()
+        self.tree.setHeaderLabels(["body", "joint"])
+        self.tree.setMaximumHeight(150)
+        self.tree.itemSelectionChanged.connect(self._tree_selected)
+        lay.addWidget(self.tree)
+        row = QtWidgets.QHBoxLayout()
+        self.title = QtWidgets.QLabel("Click a body in the view or the tree")
+        self.title.setStyleSheet("font-weight: bold;")
+        row.addWidget(self.title, 1)
+        self.frame_box = QtWidgets.QComboBox()
+        self.frame_box.addItems(["body frame", "world frame"])
+        self.frame_box.setToolTip("body frame {i}: as the recursion computes them; world frame: twists by "
+                                  "Ad_T, wrenches by Ad*_{T⁻¹}, inertias by Ad*_{T⁻¹} I Ad_{T⁻¹}")
+        self.frame_box.currentIndexChanged.connect(lambda _: self.refresh())
+        row.addWidget(self.frame_box)
+        lay.addLayout(row)
+        self.arrows_box = QtWidgets.QCheckBox("draw V, V̇, F of this body as arrows")
+        self.arrows_box.setChecked(True)
+        self.arrows_box.toggled.connect(self.arrowsToggled)
+        lay.addWidget(self.arrows_box)
+        self.table = QtWidgets.QTableWidget(len(ROWS), 3)
+        self.table.setHorizontalHeaderLabels(["symbol", "value", "unit"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        mono = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
+        mono.setPointSizeF(max(7.0, mono.pointSizeF() - 1))
+        for r, key in enumerate(ROWS):
+            sym, meaning, unit = SYMBOLS[key]
+            it = QtWidgets.QTableWidgetItem(sym)
+            it.setToolTip(meaning)
+            self.table.setItem(r, 0, it)
+            v = QtWidgets.QTableWidgetItem("—")
+            v.setFont(mono)
+            self.table.setItem(r, 1, v)
+            self.table.setItem(r, 2, QtWidgets.QTableWidgetItem(unit))
+        self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        lay.addWidget(self.table, 1)
+        self.legend = QtWidgets.QLabel("")
+        self.legend.setWordWrap(True)
+        self.legend.setStyleSheet("color: #444; font-size: 11px;")
+        lay.addWidget(self.legend)
+        self.body = None
+        self.model = None
+        self.values = None        # the selected body's values (body frame) as last shown
+        self._teaching = None
+
+    # ------------------------------------------------------------------ model and selection
+    def set_model(self, model):
+        self.model = model
+        self.body = None
+        self.values = None
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        items = {0: self.tree.invisibleRootItem()}
+        joint_of = {j.body: j for j in model.joints}
+        for i, name in enumerate(model.body_names, start=1):
+            j = joint_of[i]
+            it = QtWidgets.QTreeWidgetItem(items.get(j.parent, self.tree.invisibleRootItem()), [name, f"{j.name} ({j.kind})"])
+            it.setData(0, QtCore.Qt.ItemDataRole.UserRole, name)
+            items[i] = it
+        self.tree.expandAll()
+        self.tree.blockSignals(False)
+        self.title.setText("Click a body in the view or the tree")
+        for r in range(len(ROWS)):
+            self.table.item(r, 1).setText("—")
+
+    def select(self, name):
+        """Show body `name` (from a click in the view, or code)."""
+        if self.model is None or name not in self.model.body_names:
+            return
+        self.body = name
+        self.tree.blockSignals(True)
+        for it in self.tree.findItems(name, QtCore.Qt.MatchFlag.MatchExactly | QtCore.Qt.MatchFlag.MatchRecursive, 0):
+            self.tree.setCurrentItem(it)
+        self.tree.blockSignals(False)
+        self.refresh()
+        self.bodySelected.emit(name)
+
+    def _tree_selected(self):
+        it = self.tree.currentItem()
+        if it is not None:
+            self.select(it.data(0, QtCore.Qt.ItemDataRole.UserRole))
+
+    @property
+    def world(self):
+        return self.frame_box.currentIndex() == 1
+
+    # ------------------------------------------------------------------ values
+    def show_teaching(self, teaching):
+        self._teaching = teaching
+        self.refresh()
+
+    def refresh(self):
+        t = self._teaching
+        if self.body is None or t is None or self.body not in t.bodies:
+            return
+        from engine.trace import to_world
+        vals = t.bodies[self.body]
+        self.values = vals
+        i = self.model.body_names.index(self.body) + 1
+        j = [jj for jj in self.model.joints if jj.body == i][0]
+        mode = "acceleration prescribed" if t.prescribed[j.idx_v] else "torque given"
+        self.title.setText(f"{self.body} (body {i}): joint {j.name}, {j.kind}, {mode} — t = {t.t:.3f} s, "
+                           f"{'world' if self.world else 'body'} frame")
+        Tw = vals["T_world"]
+        for r, key in enumerate(ROWS):
+            x = vals.get(key)
+            if x is not None and self.world:
+                x = to_world(key, x, Tw)
+            self.table.item(r, 1).setText(fmt_value(x))
+        self.table.resizeRowsToContents()
+
+    def set_legend(self, text):
+        self.legend.setText(text)
+
+    def value_text(self, key):
+        """The text shown for quantity `key` (for tests and copy-paste)."""
+        return self.table.item(ROWS.index(key), 1).text()
