@@ -2,7 +2,7 @@
 dt = 1 ms, RK4) while plotting 12 channels. Prints frames per second of the 3D view, frame-time
 percentiles, the real-time factor and whether every sample reached the plots.
 
-    python benchmarks/bench_gui.py [--model humanoid] [--seconds 10] [--channels 12] [--dt 0.001]
+    python benchmarks/bench_gui.py [--model humanoid] [--seconds 10] [--channels 12] [--dt 0.001] [--teach]
 
 Without a DISPLAY it starts a virtual X server (Xvfb, software OpenGL). Targets: >= 30 fps,
 real-time factor >= 1, frame-time p99 < 33 ms.
@@ -31,6 +31,8 @@ def main(argv=None):
     ap.add_argument("--dt", type=float, default=1e-3)
     ap.add_argument("--integrator", default="rk4")
     ap.add_argument("--size", default="1440x920")
+    ap.add_argument("--teach", action="store_true",
+                    help="also open the Inspector (a body selected, its arrows drawn) and the Equation view")
     args = ap.parse_args(argv)
 
     display = None
@@ -85,6 +87,13 @@ def run(args):
     names = names[:max(0, args.channels - 3)] + ["energy:kinetic", "energy:potential", "rtf"]
     names = names[:args.channels]
     win.plots.set_channels(names)
+    if args.teach:      # the teaching views open beside (not over) the joints and the plots
+        t = win.teach
+        win.splitDockWidget(win.joints_dock, t.inspector_dock, QtCore.Qt.Orientation.Vertical)
+        win.splitDockWidget(win.plots_dock, t.equation_dock, QtCore.Qt.Orientation.Horizontal)
+        t.inspector_dock.setVisible(True)
+        t.equation_dock.setVisible(True)
+        t.inspector.select(model.body_names[min(6, model.nbodies - 1)])
 
     def spin(seconds):
         end = time.perf_counter() + seconds
@@ -128,7 +137,8 @@ def run(args):
     print(f"model            {model.name}: {model.nbodies} bodies, nq={model.nq}, nv={model.nv}, "
           f"{sum(1 for i in inputs.values() if i.mode == 'acceleration')} joints acceleration-prescribed")
     print(f"setup            dt = {snap1.dt * 1e3:g} ms, {snap1.integrator}, {len(win.plots.curves)} plotted channels, "
-          f"window {w}x{h}, {args.seconds:g} s measured")
+          f"window {w}x{h}, {args.seconds:g} s measured"
+          + (f"; Inspector ({win.teach.inspector.body}) and Equation view open" if args.teach else ""))
     print(f"fps              {fps:.1f}   (3D view repaints per second)")
     print(f"frame time ms    p50 {np.percentile(intervals, 50):.1f}   p90 {np.percentile(intervals, 90):.1f}   "
           f"p99 {np.percentile(intervals, 99):.1f}   max {intervals.max():.1f}")
