@@ -78,12 +78,16 @@ class EquationView(QtWidgets.QWidget):
         cols = (e.M_ddq, e.C_dq, e.g, e.constraint, e.external, e.tau, t.tau_in, t.damping_torque)
         for r in range(len(self.labels)):
             for c, x in enumerate(cols):
-                self.table.item(r, c).setText(f"{x[r]: .5g}")
+                text = f"{x[r]: .5g}"
+                item = self.table.item(r, c)
+                if item.text() != text:
+                    item.setText(text)
         M = e.M
         m = max(float(np.abs(M).max()), 1e-12)
         self.image.setImage(M.T, levels=(-m, m), autoLevels=False)
         self.M = M
-        self.plot.setTitle(f"M(q)  (|M| ≤ {m:.3g}; hover a cell)")
+        if self.hovered[0] < 0 and self.plot.plotItem.titleLabel.text != "M(q): hover a cell":
+            self.plot.setTitle("M(q): hover a cell")
 
     def _hover(self, pos):
         if self.M is None:
@@ -98,8 +102,8 @@ class EquationView(QtWidgets.QWidget):
         if (i, j) == self.hovered:
             return
         self.hovered = (i, j)
-        if i >= 0:
-            self.plot.setTitle(f"M[{self.labels[i]}, {self.labels[j]}] = {self.M[i, j]:.5g}")
+        self.plot.setTitle(f"M[{self.labels[i]}, {self.labels[j]}] = {self.M[i, j]:.5g}" if i >= 0
+                           else "M(q): hover a cell")
         self.cellHovered.emit(i, j)
 
     def coupled_bodies(self, i, j):

@@ -81,6 +81,7 @@ class InspectorPanel(QtWidgets.QWidget):
         self.model = None
         self.values = None        # the selected body's values (body frame) as last shown
         self._teaching = None
+        self._sized = None
 
     # ------------------------------------------------------------------ model and selection
     def set_model(self, model):
@@ -145,11 +146,18 @@ class InspectorPanel(QtWidgets.QWidget):
             x = vals.get(key)
             if x is not None and self.world:
                 x = to_world(key, x, Tw)
-            self.table.item(r, 1).setText(fmt_value(x))
-        self.table.resizeRowsToContents()
+            text = fmt_value(x)
+            item = self.table.item(r, 1)
+            if item.text() != text:
+                item.setText(text)
+        shape = (self.body, self.world)
+        if shape != self._sized:        # line counts change only with the body (and its joint)
+            self._sized = shape
+            self.table.resizeRowsToContents()
 
     def set_legend(self, text):
-        self.legend.setText(text)
+        if self.legend.text() != text:
+            self.legend.setText(text)
 
     def value_text(self, key):
         """The text shown for quantity `key` (for tests and copy-paste)."""

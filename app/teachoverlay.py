@@ -36,6 +36,14 @@ COLORS = {          # quantity -> (linear part, angular part)
 ELLIPSOID_COLORS = {"Ih": (0.2, 0.5, 1.0, 0.28), "Pi": (1.0, 0.3, 0.3, 0.38)}
 
 
+class _Shown:
+    """Whether one quantity's linear or angular arrow is drawn (``visible()``, as a GL item)."""
+    shown = False
+
+    def visible(self):
+        return self.shown
+
+
 def body_mesh(robot, body):
     """(vertices, faces) of one body's meshes (body frame), from the robot item's buffers."""
     for b, start, count in robot.ranges:
@@ -55,15 +63,17 @@ class TeachOverlay:
         self._meshes = {}        # body -> GLMeshItem (created when first highlighted)
         self._ellipsoids = {}    # (kind, body) -> GLMeshItem
         self._sphere = gl.MeshData.sphere(rows=12, cols=18, radius=1.0)
-        self.arrows = {}
-        for q, (lin, ang) in COLORS.items():
-            for part, color, width in (("lin", lin, 3.5), ("ang", ang, 2.0)):
-                it = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", width=width, color=color, antialias=True)
-                it.setGLOptions(OVERLAY_GL)
-                it.setDepthValue(20)
-                it.setVisible(False)
-                self.view.addItem(it)
-                self.arrows[(q, part)] = it
+        # two line items (linear parts thick, angular parts thin), coloured per vertex by quantity;
+        # ``arrows[(quantity, part)]`` tells what is drawn (for the views and the tests)
+        self._lines = {}
+        for part, width in (("lin", 3.5), ("ang", 2.0)):
+            it = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", width=width, color=(1, 1, 1, 1), antialias=True)
+            it.setGLOptions(OVERLAY_GL)
+            it.setDepthValue(20)
+            it.setVisible(False)
+            self.view.addItem(it)
+            self._lines[part] = it
+        self.arrows = {(q, part): _Shown() for q in COLORS for part in ("lin", "ang")}
         self.highlighted = None
         self.tinted = ()
         self.model = None
@@ -77,8 +87,7 @@ class TeachOverlay:
         self.model = model
         self.highlighted = None
         self.tinted = ()
-        for it in self.arrows.values():
-            it.setVisible(False)
+        self.hide_arrows()
 
     # ------------------------------------------------------------------ scales (the legend)
     def scales(self):
@@ -140,25 +149,36 @@ class TeachOverlay:
         scales = self.scales()
         o = T_world[:3, 3]
         R = T_world[:3, :3]
-        for q in COLORS:
-            x = values.get(q) if (body and q in which and values is not None) else None
-            for part in ("lin", "ang"):
-                it = self.arrows[(q, part)]
-                if x is None:
-                    it.setVisible(False)
-                    continue
-                x = np.asarray(x, dtype=float)
-                vec = R @ (x[3:] if part == "lin" else x[:3])
-                segs = _arrow_segments([o], arrow_vectors([vec], scales[q], r), head=0.2, double=(part == "ang"))
-                if len(segs):
-                    it.setData(pos=segs)
-                    it.setVisible(True)
-                else:
-                    it.setVisible(False)
+        for part in ("lin", "ang"):
+            segs, cols = [], []
+            for q, colors in COLORS.items():
+                x = values.get(q) if (body and q in which and values is not None) else None
+                shown = False
+                if x is not None:
+                    x = np.asarray(x, dtype=float)
+                    vec = R @ (x[3:] if part == "lin" else x[:3])
+                    sg = _arrow_segments([o], arrow_vectors([vec], scales[q], r), head=0.2, double=(part == "ang"))
+                    if len(sg):
+                        segs.append(sg)
+                        cols += [colors[0 if part == "lin" else 1]] * len(sg)
+                        shown = True
+                self.arrows[(q, part)].shown = shown
+            it = self._lines[part]
+            if segs:
+                it.setData(pos=np.vstack(segs), color=np.array(cols, dtype=float))
+                it.setVisible(True)
+            else:
+                it.setVisible(False)
+
+    def any_shown(self):
+        return (any(it.visible() for it in self._lines.values())
+                or any(it.visible() for it in self._ellipsoids.values()))
 
     def hide_arrows(self):
-        for it in self.arrows.values():
+        for it in self._lines.values():
             it.setVisible(False)
+        for a in self.arrows.values():
+            a.shown = False
 
     def ellipsoid_axes(self, G):
         """(rotation (3x3, columns the axes), semi-axes (3,)) of the ellipsoid drawn for inertia G."""

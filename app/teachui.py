@@ -27,6 +27,7 @@ class TeachingUI(QtCore.QObject):
         self.model = None
         self._shown_at = 0.0
         self._last_teaching = None
+        self._drawn_serial = -1
         self.inspector = InspectorPanel()
         self.steps = StepThroughPanel()
         self.equation = EquationView()
@@ -154,12 +155,16 @@ class TeachingUI(QtCore.QObject):
             self.steps.set_trace(None if t is None else t.trace, snap.running)
         else:
             self.steps.running = snap.running
-        self._redraw()
+        if snap.serial != self._drawn_serial:       # the bodies moved: the overlay follows
+            self._drawn_serial = snap.serial
+            self._redraw()
 
     def _redraw(self):
         ov = self.overlay
         if ov is None or self.model is None or self.win.scene.body_poses is None:
             return
+        if not (self._want_teaching() or ov.highlighted or ov.tinted or ov.any_shown()):
+            return          # nothing on, nothing drawn: no work per frame
         t = self._last_teaching
         names = self.model.body_names
         poses = self.win.scene.body_poses

@@ -23,6 +23,8 @@ from test_gui_support import (engine_mod, models, window, install, wait_snapshot
 from PyQt6 import QtCore, QtGui, QtWidgets
 from PyQt6.QtTest import QTest
 
+from app.teachoverlay import COLORS
+
 LEFT = QtCore.Qt.MouseButton.LeftButton
 NOMOD = QtCore.Qt.KeyboardModifier.NoModifier
 SHIFT = QtCore.Qt.KeyboardModifier.ShiftModifier
@@ -136,6 +138,10 @@ def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_m
     ov = teach.overlay
     assert ov.arrows[("V", "lin")].visible() and ov.arrows[("V", "ang")].visible()
     assert ov.arrows[("F", "lin")].visible()      # (a passive planar joint transmits no moment)
+    px = frame_pixels(window)
+    for q in ("V", "F"):                          # and they are on screen, in their colours
+        rgb = np.array(COLORS[q][0][:3]) * 255
+        assert (np.abs(px - rgb).max(axis=2) < 40).sum() > 10, q
     assert "arrows" in ins.legend.text()
     assert ov.highlighted == 2
     # the tree selects too
