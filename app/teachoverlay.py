@@ -149,26 +149,26 @@ class TeachOverlay:
         scales = self.scales()
         o = T_world[:3, 3]
         R = T_world[:3, :3]
-        for part in ("lin", "ang"):
-            segs, cols = [], []
-            for q, colors in COLORS.items():
-                x = values.get(q) if (body and q in which and values is not None) else None
-                shown = False
-                if x is not None:
-                    x = np.asarray(x, dtype=float)
-                    vec = R @ (x[3:] if part == "lin" else x[:3])
-                    sg = _arrow_segments([o], arrow_vectors([vec], scales[q], r), head=0.2, double=(part == "ang"))
-                    if len(sg):
-                        segs.append(sg)
-                        cols += [colors[0 if part == "lin" else 1]] * len(sg)
-                        shown = True
-                self.arrows[(q, part)].shown = shown
+        qs = [q for q in COLORS if body and values is not None and q in which and values.get(q) is not None]
+        X = np.array([values[q] for q in qs], dtype=float).reshape(-1, 6)
+        for part, cols, double in (("lin", slice(3, 6), False), ("ang", slice(0, 3), True)):
+            vecs = np.vstack([arrow_vectors([R @ x[cols]], scales[q], r) for q, x in zip(qs, X)]) if qs else np.zeros((0, 3))
+            keep = np.sqrt((vecs * vecs).sum(axis=1)) >= 1e-9       # as _arrow_segments drops the others
+            for q in COLORS:
+                self.arrows[(q, part)].shown = False
             it = self._lines[part]
-            if segs:
-                it.setData(pos=np.vstack(segs), color=np.array(cols, dtype=float))
-                it.setVisible(True)
-            else:
+            if not keep.any():
                 it.setVisible(False)
+                continue
+            segs = _arrow_segments(np.tile(o, (len(vecs), 1)), vecs, head=0.2, double=double)
+            per = len(segs) // int(keep.sum())
+            colors = []
+            for q, k in zip(qs, keep):
+                if k:
+                    colors += [COLORS[q][0 if part == "lin" else 1]] * per
+                    self.arrows[(q, part)].shown = True
+            it.setData(pos=segs, color=np.array(colors, dtype=float))
+            it.setVisible(True)
 
     def any_shown(self):
         return (any(it.visible() for it in self._lines.values())
