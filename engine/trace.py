@@ -23,6 +23,10 @@ Frames: every twist (V, dV, eta, the columns of S), wrench (Bh, beta, F) and ine
 step is in the body frame {i}; ``step.world(name)`` expresses it in the world frame. dV includes
 the fictitious base acceleration -g (gravity enters as dV_0 = (0, -g), Kim's device).
 
+Closed loops: the trace is that of the tree; give the loops' constraint forces as external wrenches
+(``engine.constrained.constraint_external_wrenches(model, q, v, lam)``) to trace the constrained
+motion, as the app does.
+
 ``body_quantities`` gives the same final per-body values from the compiled hybrid kernel (fast
 enough to run at every frame); the trace is for stepping through.
 """

@@ -3,8 +3,8 @@
 
 - The trace's final outputs equal the compiled ``hybrid_dynamics`` (1e-12), its per-body V and F
   equal Pinocchio's data.v and data.f after pin.rnea with the same accelerations (1e-10), on random
-  trees with every joint kind, random prescription masks and external wrenches, and on the shipped
-  robots.
+  trees with every joint kind, random prescription masks and external wrenches; on the shipped
+  robots and example-robot-data's (outputs, world-frame twists, and F against the compiled RNEA).
 - With every joint prescribed, the root's articulated inertia is the composite inertia of the whole
   tree (computed here independently from the world poses).
 - The equation terms, each from its own algorithm, sum to tau (1e-9) on the humanoid and the
@@ -104,6 +104,27 @@ def test_trace_on_shipped_robots(name, floating, rng):
         for body in model.body_names:
             Vw = [s for s in tr.steps if s.body == body and s.pass_number == 1][0].world("V")
             assert_close(Vw, engine.jacobian(model, q, body, frame="world") @ v, 1e-10, f"world V of {body}")
+
+
+@pytest.mark.parametrize("name", ["talos", "panda", "solo12"])
+def test_trace_on_example_robot_data(name, rng):
+    """Robots of example-robot-data (floating bases, prismatic fingers), with random masks and f_ext."""
+    if not catalog._erd_available():
+        pytest.skip("example-robot-data is not installed")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = catalog.load_model(name)
+    q, v, a, tau = random_state(model, rng)
+    for mask in (np.ones(model.nv, bool), np.zeros(model.nv, bool), random_mask(model, rng)):
+        f_ext = random_fext(model, rng)
+        tr = engine.trace(model, q, v, mask, a, tau, f_ext=f_ext)
+        a_ref, tau_ref = engine.hybrid_dynamics(model, q, v, mask, a, tau, f_ext=f_ext)
+        assert_close(tr.a_out, a_ref, 1e-12, f"{name} a_out")
+        assert_close(tr.tau_out, tau_ref, 1e-12, f"{name} tau_out")
+        F = engine.joint_wrenches(model, q, v, tr.a_out, f_ext=f_ext)
+        for j in model.joints:
+            assert_close(tr.final(j.body)["F"], F[j.name], 1e-10, f"{name} F of {j.name}")
 
 
 def test_steps_run_outward_inward_outward():
