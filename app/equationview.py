@@ -10,7 +10,8 @@ import numpy as np
 import pyqtgraph as pg
 from PyQt6 import QtCore, QtWidgets
 
-COLUMNS = ("M q̈", "C q̇", "g", "−Aᵀλ", "−Jᵀ F_ext", "Σ = τ", "τ used", "d q̇")
+# (Qt's table fonts drop the combining dot over q: ddq and dq spelled out)
+COLUMNS = ("M ddq", "C dq", "g", "−Aᵀλ", "−Jᵀ F_ext", "Σ = τ", "τ used", "d·dq")
 
 
 class EquationView(QtWidgets.QWidget):
@@ -20,17 +21,19 @@ class EquationView(QtWidgets.QWidget):
         super().__init__(parent)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.caption = QtWidgets.QLabel("τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Aᵀλ − Jᵀ F_ext   (per joint coordinate)")
+        self.caption = QtWidgets.QLabel("τ = M(q) ddq + C(q, dq) dq + g(q) − Aᵀλ − Jᵀ F_ext   per joint coordinate, "
+                                        "each term from its own algorithm; the motor supplies τ + d·dq (damping)")
         self.caption.setWordWrap(True)
         lay.addWidget(self.caption)
-        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeaderItem(6).setToolTip("the torque hybrid dynamics used (given, or computed for a "
                                                       "prescribed joint), damping included")
-        self.table.horizontalHeaderItem(7).setToolTip("joint damping d q̇: the motor supplies τ + d q̇")
+        self.table.horizontalHeaderItem(7).setToolTip("joint damping d·dq: the motor supplies τ + d·dq")
         split.addWidget(self.table)
         self.plot = pg.PlotWidget(background="w")
         self.plot.setAspectLocked(True)
@@ -44,6 +47,8 @@ class EquationView(QtWidgets.QWidget):
         self.plot.setTitle("M(q): hover a cell")
         self.plot.scene().sigMouseMoved.connect(self._hover)
         split.addWidget(self.plot)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         lay.addWidget(split, 1)
         self.labels = ()
         self.joints = ()
@@ -64,9 +69,9 @@ class EquationView(QtWidgets.QWidget):
         ticks = [(k + 0.5, lab) for k, lab in enumerate(self.labels)]
         step = max(1, n // 14)
         ticks = ticks[::step]
-        for ax in ("bottom", "left"):
-            self.plot.getAxis(ax).setTicks([ticks])
-        self.plot.getAxis("bottom").setStyle(tickTextOffset=2)
+        self.plot.getAxis("left").setTicks([ticks])
+        self.plot.getAxis("bottom").setTicks([[(k + 0.5, str(k + 1)) for k in range(0, n, step)]])
+        self.plot.getAxis("bottom").setLabel("column (coordinate number)")
         self.M = None
         self.image.clear()
 

@@ -64,7 +64,7 @@ class InspectorPanel(QtWidgets.QWidget):
         mono.setPointSizeF(max(7.0, mono.pointSizeF() - 1))
         for r, key in enumerate(ROWS):
             sym, meaning, unit = SYMBOLS[key]
-            it = QtWidgets.QTableWidgetItem(sym)
+            it = QtWidgets.QTableWidgetItem(sym if key not in ("dq", "ddq") else f"{sym} ({key})")
             it.setToolTip(meaning)
             self.table.setItem(r, 0, it)
             v = QtWidgets.QTableWidgetItem("—")
@@ -146,7 +146,7 @@ class InspectorPanel(QtWidgets.QWidget):
             x = vals.get(key)
             if x is not None and self.world:
                 x = to_world(key, x, Tw)
-            text = fmt_value(x)
+            text = fmt_value(x) if key != "S" else "\n".join(fmt_value(col) for col in np.asarray(x).T)
             item = self.table.item(r, 1)
             if item.text() != text:
                 item.setText(text)

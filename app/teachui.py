@@ -41,6 +41,8 @@ class TeachingUI(QtCore.QObject):
         for d in (self.inspector_dock, self.steps_dock, self.equation_dock):
             d.setVisible(False)
             d.visibilityChanged.connect(lambda _on: self._update_wants())
+        self.equation_dock.visibilityChanged.connect(self._equation_shown)
+        self._sized_equation = False
         win.joints_dock.raise_()
         self.inspector.bodySelected.connect(lambda _n: self._redraw())
         self.inspector.arrowsToggled.connect(lambda _on: self._redraw())
@@ -48,6 +50,12 @@ class TeachingUI(QtCore.QObject):
         self.steps.wanted.connect(lambda _on: self._update_wants(force=True))
         self.equation.cellHovered.connect(lambda i, j: self._redraw())
         self._build_menu()
+
+    def _equation_shown(self, on):
+        """The first time: room for the table and a readable M(q)."""
+        if on and not self._sized_equation:
+            self._sized_equation = True
+            self.win.resizeDocks([self.equation_dock], [max(300, self.win.height() // 3)], QtCore.Qt.Orientation.Vertical)
 
     def _dock(self, title, name, widget, area):
         d = QtWidgets.QDockWidget(title, self.win)

@@ -98,7 +98,7 @@ def press_key(qtbot, win, key, mod=NOMOD):
 
 
 # ================================================================== the Inspector
-def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_mod):
+def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_mod, tmp_path):
     e = engine_mod
     pendulum, _ = models
     window.set_model(pendulum, np.array([0.4, -0.5]), np.array([1.5, -2.0]))
@@ -144,6 +144,7 @@ def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_m
         assert (np.abs(px - rgb).max(axis=2) < 40).sum() > 10, q
     assert "arrows" in ins.legend.text()
     assert ov.highlighted == 2
+    save(window, tmp_path, "inspector_link2_world")
     # the tree selects too
     item = ins.tree.findItems("link1", QtCore.Qt.MatchFlag.MatchExactly | QtCore.Qt.MatchFlag.MatchRecursive, 0)[0]
     rect = ins.tree.visualItemRect(item)
@@ -257,7 +258,7 @@ def test_step_through_the_four_bar(qtbot, window, tmp_path):
 
 
 # ================================================================== Equation view, ellipsoids, energy
-def test_equation_view_terms_and_mass_matrix_hover(qtbot, window, engine_mod):
+def test_equation_view_terms_and_mass_matrix_hover(qtbot, window, engine_mod, tmp_path):
     from engine import catalog
     model = catalog.load_model("arm7")
     q0, v0 = catalog.initial_state(model)
@@ -290,10 +291,11 @@ def test_equation_view_terms_and_mass_matrix_hover(qtbot, window, engine_mod):
     qtbot.waitUntil(lambda: teach.equation.hovered == (i, j), timeout=5000)
     settle(qtbot, window)
     assert set(teach.overlay.tinted) == {model.joints[i].body, model.joints[j].body}
+    save(window, tmp_path, "equation_view_hover")
     assert model.joints[i].name in plot.plotItem.titleLabel.text
 
 
-def test_inertia_ellipsoids_shrink_down_the_chain(qtbot, window, models):
+def test_inertia_ellipsoids_shrink_down_the_chain(qtbot, window, models, tmp_path):
     pendulum, _ = models
     install(qtbot, window, pendulum, q0=np.array([0.3, 0.2]), running=False)
     settle(qtbot, window)
@@ -312,9 +314,10 @@ def test_inertia_ellipsoids_shrink_down_the_chain(qtbot, window, models):
     for n in ("link1", "link2"):
         assert np.all(semi[("Pi", n)] <= semi[("Ih", n)] + 1e-12)
     assert ov._ellipsoids[("Ih", 1)].visible() and ov._ellipsoids[("Pi", 2)].visible()
+    save(window, tmp_path, "ellipsoids")
 
 
-def test_energy_balance_plot_is_flat(qtbot, window):
+def test_energy_balance_plot_is_flat(qtbot, window, tmp_path):
     from engine import catalog
     model = catalog.load_model("arm7")
     q0, v0 = catalog.initial_state(model)
@@ -333,3 +336,5 @@ def test_energy_balance_plot_is_flat(qtbot, window):
     scale = max(np.abs(rows[:, L.total]).max(), np.abs(rows[:, L.dissipated]).max(), 1.0)
     assert rows[-1, L.dissipated] > 0
     assert np.ptp(bal) < 1e-6 * scale, (np.ptp(bal), scale)
+    window.plots.refresh(force=True)
+    save(window, tmp_path, "energy_balance")
