@@ -43,6 +43,7 @@ class TeachingProbe:
 
     def compute(self, worker, want_trace=False):
         now = time.perf_counter()
+        want_trace = want_trace and worker._drag is None     # not at every frame of a pose drag
         if worker.running and self._last is not None and now - self._last_time < PERIOD and not want_trace:
             return self._last
         try:

@@ -415,8 +415,7 @@ def _trace(model, q, v, prescribed, a, tau, f_ext):
 # ------------------------------------------------------------------ the same values, compiled
 def body_quantities(model, q, v, prescribed, a, tau, f_ext=None):
     """Every body's final quantities of Table 4 from the compiled hybrid kernel, run on a private
-    workspace (so it may be called while another thread uses the model's own workspaces... as long
-    as each thread has its own model clone for the other algorithms). Returns
+    workspace (the model's own workspaces are not touched). Returns
     {body name: {"T", "T_world", "S", "V", "eta", "dV", "Ih", "Bh", "Pi", "beta", "Psi", "F", "q",
     "dq", "ddq", "tau"}} (body frame) plus the key "" -> (a_out, tau_out). Pi and beta of a root
     and F of a torque-given joint are completed here by their table lines (the kernel skips them)."""
