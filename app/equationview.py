@@ -29,7 +29,9 @@ class EquationView(QtWidgets.QWidget):
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        # column widths are fitted once per model (ResizeToContents would measure every row at each update)
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Interactive)
+        self._fitted = False
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeaderItem(6).setToolTip("the torque hybrid dynamics used (given, or computed for a "
                                                       "prescribed joint), damping included")
@@ -73,6 +75,7 @@ class EquationView(QtWidgets.QWidget):
         self.plot.getAxis("bottom").setTicks([[(k + 0.5, str(k + 1)) for k in range(0, n, step)]])
         self.plot.getAxis("bottom").setLabel("column (coordinate number)")
         self.M = None
+        self._fitted = False
         self.image.clear()
 
     def show_teaching(self, t):
@@ -87,6 +90,9 @@ class EquationView(QtWidgets.QWidget):
                 item = self.table.item(r, c)
                 if item.text() != text:
                     item.setText(text)
+        if not self._fitted:
+            self._fitted = True
+            self.table.resizeColumnsToContents()
         M = e.M
         m = max(float(np.abs(M).max()), 1e-12)
         self.image.setImage(M.T, levels=(-m, m), autoLevels=False)
