@@ -36,6 +36,7 @@ class EquationView(QtWidgets.QWidget):
         self.table.horizontalHeaderItem(6).setToolTip("the torque hybrid dynamics used (given, or computed for a "
                                                       "prescribed joint), damping included")
         self.table.horizontalHeaderItem(7).setToolTip("joint damping d·dq: the motor supplies τ + d·dq")
+        self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
         split.addWidget(self.table)
         self.plot = pg.PlotWidget(background="w")
         self.plot.setAspectLocked(True)
@@ -57,6 +58,7 @@ class EquationView(QtWidgets.QWidget):
         self.M = None
         self.terms = None
         self.hovered = (-1, -1)
+        self._teaching = None
 
     def set_model(self, model):
         from engine.equation import coordinate_labels
@@ -77,14 +79,20 @@ class EquationView(QtWidgets.QWidget):
         self.M = None
         self._fitted = False
         self.image.clear()
+        self._teaching = None
 
     def show_teaching(self, t):
         if t is None or t.equation is None:
             return
         e = t.equation
         self.terms = e
+        self._teaching = t
         cols = (e.M_ddq, e.C_dq, e.g, e.constraint, e.external, e.tau, t.tau_in, t.damping_torque)
-        for r in range(len(self.labels)):
+        n = len(self.labels)
+        first = max(self.table.rowAt(0), 0)
+        last = self.table.rowAt(self.table.viewport().height() - 1)
+        last = n - 1 if last < 0 else last
+        for r in range(first, last + 1):             # the rows on screen (the others when scrolled to)
             for c, x in enumerate(cols):
                 text = f"{x[r]: .5g}"
                 item = self.table.item(r, c)
@@ -99,6 +107,10 @@ class EquationView(QtWidgets.QWidget):
         self.M = M
         if self.hovered[0] < 0 and self.plot.plotItem.titleLabel.text != "M(q): hover a cell":
             self.plot.setTitle("M(q): hover a cell")
+
+    def _scrolled(self, _value):
+        if self._teaching is not None:
+            self.show_teaching(self._teaching)
 
     def _hover(self, pos):
         if self.M is None:
