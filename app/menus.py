@@ -51,6 +51,9 @@ def build_menus(win):
                           tip="while paused: back 0.1 s to a recorded state (for instance after a divergence)")
     win.act_reset = action(win, sm, "Reset", win.reset, "Ctrl+R", tip="back to the initial state")
     sm.addSeparator()
+    win.act_gravity = action(win, sm, "&Gravity", win.set_gravity, "G", checkable=True, checked=True,
+                             tip="gravity on or off (off: the model's gravity vector is zero, from the next step)")
+    sm.addSeparator()
     action(win, sm, "Slower", lambda: win._speed_by(-1), "[")
     action(win, sm, "Faster", lambda: win._speed_by(+1), "]")
     vm = mb.addMenu("&View")
@@ -119,5 +122,5 @@ def show_help(win):
         "Ctrl+left drag on a body while running: pull it with a spring.\n"
         "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
         "the joint sliders set positions directly while paused.\n\n"
-        "Space: run/pause.  S: single step.  Ctrl+R: reset.  [ and ]: slower/faster.\n"
+        "Space: run/pause.  S: single step.  Ctrl+R: reset.  G: gravity on/off.  [ and ]: slower/faster.\n"
         "Ctrl+0: reset the view.  Ctrl+O: open a URDF.  Ctrl+E: export the recorded data."))
