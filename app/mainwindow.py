@@ -301,10 +301,12 @@ class MainWindow(QtWidgets.QMainWindow):
         massless = tuple(getattr(model, "massless_joints", ()) or ())
         for name in massless:
             self.joints.set_input(name, JointInput("acceleration", "hold"))
-            self.joints.rows[name].torque_refusal = (
+            row = self.joints.rows[name]
+            row.torque_refusal = (
                 f"joint '{name}' moves only massless links: a torque can not accelerate them (their "
                 f"articulated inertia is singular), so it stays acceleration-prescribed; give those "
                 f"links mass in the URDF to drive it by torque")
+            row.mode.setToolTip(row.torque_refusal)
             self.held_joints[name] = "massless"
         if massless:
             names = ", ".join(f"'{n}'" for n in massless[:4]) + (f" and {len(massless) - 4} more"
