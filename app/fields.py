@@ -103,9 +103,11 @@ class NumberField(QtWidgets.QLineEdit):
 
     def set_value(self, x):
         """Set the value in force from the program. The text follows unless the user is typing in
-        the field or left refused text in it (that stays marked until fixed or Escape)."""
+        the field, or left refused text in it and the value did not change (that text stays marked
+        until fixed or Escape)."""
+        changed = float(x) != self._value
         self._value = float(x)
-        if not self.hasFocus() and self.valid() and self.text() != self._shown(self._value):
+        if not self.hasFocus() and (changed or self.valid()) and self.text() != self._shown(self._value):
             self.setText(self._shown(self._value))
         else:
             self._check(self.text())        # the tooltip names the value in force

@@ -135,6 +135,11 @@ def test_baumgarte_field_keeps_refused_text_marked_while_snapshots_arrive(qtbot,
     assert field.text() == "0,02" and field.styleSheet() == INVALID_CSS
     assert "from 1e-05 to 100 s" in field.last_hint
     assert window.worker.snapshot().baumgarte_time == 0.05
+    # Default (a mouse click) changes the value in force: the field shows it, unmarked
+    QTest.mouseClick(window.loops.default_btn, QtCore.Qt.MouseButton.LeftButton)
+    wait_snapshot(qtbot, window, lambda s: s.baumgarte_time is None)
+    qtbot.waitUntil(lambda: field.text() == "0.1", timeout=5000)
+    assert field.styleSheet() == "" and field.value() == 0.1
     retype(field, "0.02")
     wait_snapshot(qtbot, window, lambda s: s.baumgarte_time == 0.02)
     assert field.styleSheet() == ""
