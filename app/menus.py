@@ -121,4 +121,4 @@ def show_help(win):
         "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
         "the joint sliders set positions directly while paused.\n\n"
         "Space: run/pause.  S: single step.  Ctrl+R: reset.  [ and ]: slower/faster.\n"
-        "Ctrl+0: reset the view.  Ctrl+O: open a URDF.  Ctrl+E: export the recorded data."))
+        "Ctrl+0: reset the view.  Ctrl+O: open a URDF or MJCF.  Ctrl+E: export the recorded data."))
