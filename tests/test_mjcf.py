@@ -243,7 +243,7 @@ def test_geoms_become_shapes_with_colours_and_sizes():
     assert tetra.vertices.shape == (4, 3) and tetra.faces.shape == (4, 3)
     plane = next(s for s in model.collisions if s.kind == "plane")
     np.testing.assert_allclose(plane.size, [10.0, 10.0, 0.0])
-    assert vis
+    assert "floor" not in vis and len(model.visuals) == 9
 
 
 def test_equality_constraints_match_mujoco_residuals_and_jacobians(rng):
@@ -383,3 +383,25 @@ def test_a_urdf_named_xml_still_loads_as_urdf(tmp_path):
     assert not engine.mjcf.is_mjcf(p) and engine.mjcf.is_mjcf(MODELS["four_bar"])
     m = catalog.load_model(str(p))
     assert m.name == "four_bar" and m.source == str(p) and len(m.constraints) == 1
+
+
+def test_mjcf_models_of_other_installed_packages_are_listed(tmp_path, monkeypatch):
+    """The gallery's package table: a package folder of MJCF files is listed by prefix; files whose
+    root is not <mujoco> (included fragments) are not."""
+    pkg = tmp_path / "fake_mjcf_pkg"
+    (pkg / "suite").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    with open(MODELS["four_bar"], encoding="utf-8") as f:
+        (pkg / "suite" / "linkage.xml").write_text(f.read(), encoding="utf-8")
+    (pkg / "suite" / "fragment.xml").write_text("<mujocoinclude><geom size='1'/></mujocoinclude>")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(catalog._MJCF_SOURCES, "fake:", ("fake_mjcf_pkg", "fake_mjcf_pkg", ("suite",), "fake, MJCF"))
+    catalog._mjcf_available.cache_clear()
+    try:
+        listed = {e["name"]: e for e in catalog.list_models()}
+        assert "fake:linkage" in listed and "fake:fragment" not in listed
+        assert listed["fake:linkage"]["source"] == "fake_mjcf_pkg"
+        m = catalog.load_model("fake:linkage")
+        assert m.description["name"] == "fake:linkage" and m.description["title"] == "linkage (fake, MJCF)"
+    finally:
+        catalog._mjcf_available.cache_clear()
