@@ -205,7 +205,8 @@ def _build(mujoco, m, file):
         return n
 
     # ------------------------------------------------------------------ bodies and joints
-    frame_of = {0: ("world", np.eye(4))}   # MuJoCo body -> (engine link carrying it, offset)
+    # every MuJoCo body becomes a link of the builder at MuJoCo's body frame (a movable body, or a
+    # fixed one merged into the body that moves it), so children and geoms name it directly
     for i in range(1, m.nbody):
         name = body_name[i]
         parent = int(m.body_parentid[i])
@@ -216,13 +217,12 @@ def _build(mujoco, m, file):
                           R_ic @ np.diag(np.array(m.body_inertia[i], dtype=float)) @ R_ic.T)
         if m.body_mocapid[i] >= 0:
             ignored.append(f"mocap body '{name}' (loaded as fixed)")
-        plink, poff = frame_of[parent]
+        plink = body_name[parent]
         jadr, jnum = int(m.body_jntadr[i]), int(m.body_jntnum[i])
         types = [int(m.jnt_type[j]) for j in range(jadr, jadr + jnum)]
         if jnum == 0:
-            b.add_body(name, parent=plink, joint=Fixed(), placement=poff @ T_pb, inertia=inertia,
+            b.add_body(name, parent=plink, joint=Fixed(), placement=T_pb, inertia=inertia,
                        joint_name=fresh(f"{name}/weld"), source=src)
-            frame_of[i] = (name, np.eye(4))
             continue
         if JNT.mjJNT_FREE in types:
             if jnum > 1:
@@ -234,9 +234,8 @@ def _build(mujoco, m, file):
             j = jadr
             b.add_body(name, parent=b.ground_name, joint=Free(), placement=np.eye(4), inertia=inertia,
                        joint_name=joint_name[j], source=src, **_dof_params(m, j, 6))
-            frame_of[i] = (name, np.eye(4))
             continue
-        pending = poff @ T_pb          # where the next joint frame starts, in plink's frame
+        pending = T_pb                 # where the next joint frame starts, in the last link's frame
         link = plink
         for k, j in enumerate(range(jadr, jadr + jnum)):
             t = int(m.jnt_type[j])
@@ -272,7 +271,6 @@ def _build(mujoco, m, file):
         if link != name:
             b.add_body(name, parent=link, joint=Fixed(), placement=pending, inertia=inertia,
                        joint_name=fresh(f"{name}/weld"), source=src)
-        frame_of[i] = (name, np.eye(4))
 
     # ------------------------------------------------------------------ what is left out
     if m.njnt and np.any(np.asarray(m.jnt_stiffness) != 0):
