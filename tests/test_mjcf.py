@@ -405,3 +405,32 @@ def test_mjcf_models_of_other_installed_packages_are_listed(tmp_path, monkeypatc
         assert m.description["name"] == "fake:linkage" and m.description["title"] == "linkage (fake, MJCF)"
     finally:
         catalog._mjcf_available.cache_clear()
+
+
+def test_mutated_mjcf_gives_a_model_or_model_error_only(tmp_path, rng):
+    """Mutated copies of the features model (characters deleted, swapped for digits, quotes,
+    minus signs or letters): MuJoCo's verdict, then ours; nothing but ModelError escapes."""
+    with open(MODELS["features"], encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("<mujoco")
+    alphabet = list("0123456789-.e \"<>/xyz")
+    outcomes = {"model": 0, "error": 0}
+    for k in range(40):
+        chars = list(text)
+        for _ in range(int(rng.integers(1, 4))):
+            i = int(rng.integers(start, len(chars)))
+            if rng.random() < 0.4:
+                del chars[i]
+            else:
+                chars[i] = alphabet[int(rng.integers(len(alphabet)))]
+        p = tmp_path / f"mutant{k}.xml"
+        p.write_text("".join(chars), encoding="utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                engine.load_mjcf(p)
+                outcomes["model"] += 1
+            except engine.ModelError as e:
+                assert str(p) in str(e)
+                outcomes["error"] += 1
+    assert outcomes["error"] > 0 and sum(outcomes.values()) == 40
