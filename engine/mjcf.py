@@ -336,7 +336,8 @@ def _equalities(mujoco, m, b, body_name, joint_name, ignored):
         t = int(m.eq_type[e])
         data = np.array(m.eq_data[e], dtype=float)
         o1, o2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
-        by_site = int(m.eq_objtype[e]) == OBJ.mjOBJ_SITE
+        # equalities between sites exist from MuJoCo 3.2.3 on (eq_objtype); before, bodies only
+        by_site = hasattr(m, "eq_objtype") and int(m.eq_objtype[e]) == OBJ.mjOBJ_SITE
         src = dict(element=f"equality '{name}'")
 
         def frame(obj, pos, quat=None):
