@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import warnings
 
 import numpy as np
@@ -127,12 +128,32 @@ def _import_mujoco(path):
     return mujoco
 
 
+_COMPILE_LOCK = threading.Lock()
+
+
 def _compile(mujoco, path):
+    """MuJoCo's compiled model. MuJoCo's own warnings (deprecated attributes, ...) are collected
+    while it compiles and re-issued as MJCFWarning, instead of going to stdout and MUJOCO_LOG.TXT
+    (MuJoCo's warning hook is process-wide: compiles are serialised while it is swapped)."""
     s = os.fspath(path)
     if not os.path.isfile(s):
         raise ModelError(f"no such MJCF file: '{s}'", file=s)
+    said = []
+    get_hook = getattr(mujoco, "get_mju_user_warning", None)
+    set_hook = getattr(mujoco, "set_mju_user_warning", None)
     try:
-        return mujoco.MjModel.from_xml_path(s)
+        with _COMPILE_LOCK:
+            previous = get_hook() if get_hook and set_hook else None
+            if set_hook:
+                set_hook(lambda msg: said.append(" ".join(str(msg).split())))
+            try:
+                m = mujoco.MjModel.from_xml_path(s)
+            finally:
+                if set_hook:
+                    set_hook(previous)
+        for msg in dict.fromkeys(said):
+            warnings.warn(f"{s}: MuJoCo: {msg}", MJCFWarning, stacklevel=3)
+        return m
     except Exception as exc:      # MuJoCo reports every compile error as ValueError
         msg = " ".join(str(exc).split())
         m = re.search(r"[Ll]ine(?: number)?\s*=?\s*(\d+)", msg)

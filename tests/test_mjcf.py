@@ -63,8 +63,19 @@ def load(path):
         return engine.load_mjcf(path)
 
 
+def compile_reference(path):
+    """MuJoCo's compile of the file, its warnings (Gymnasium's deprecated 'settotalmass') kept out
+    of stdout and MUJOCO_LOG.TXT (load_mjcf reports them as MJCFWarning)."""
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda msg: None)
+    try:
+        return mujoco.MjModel.from_xml_path(path)
+    finally:
+        mujoco.set_mju_user_warning(previous)
+
+
 def reference(path, constraints=False):
-    m = mujoco.MjModel.from_xml_path(path)
+    m = compile_reference(path)
     if not constraints:
         m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
     return m, mujoco.MjData(m)
@@ -255,7 +266,7 @@ def test_equality_constraints_match_mujoco_residuals_and_jacobians(rng):
         model = engine.load_mjcf(path)
     assert [(c.name, c.kind, c.enabled) for c in model.constraints] == [
         ("tie", "point", True), ("glue", "weld", False), ("hold", "weld", False), ("couple", "gear", True)]
-    m = mujoco.MjModel.from_xml_path(path)
+    m = compile_reference(path)
     m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
                               | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS)
     m.opt.jacobian = int(mujoco.mjtJacobian.mjJAC_DENSE)
@@ -335,6 +346,22 @@ def test_bad_mjcf_gives_model_error_with_mujocos_message_and_the_file():
     assert path in str(e) and "bad format in attribute 'ref'" in str(e)
     with pytest.raises(engine.ModelError, match="no such MJCF file"):
         engine.load_mjcf(os.path.join(DATA, "missing_mjcf.xml"))
+
+
+def test_mujocos_own_warnings_become_mjcf_warnings(tmp_path, monkeypatch):
+    """Gymnasium's half_cheetah uses an attribute MuJoCo deprecates: MuJoCo's warning reaches the
+    caller as an MJCFWarning naming the file, not stdout or a MUJOCO_LOG.TXT in the working folder."""
+    monkeypatch.chdir(tmp_path)
+    path = MODELS["gym:half_cheetah"]
+    hook = mujoco.get_mju_user_warning()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        engine.load_mjcf(path)
+    said = [str(w.message) for w in caught if issubclass(w.category, MJCFWarning)]
+    assert any("MuJoCo:" in s and "settotalmass" in s and path in s for s in said), said
+    assert any("stiffness" in s for s in said), said          # and what the engine leaves out
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+    assert mujoco.get_mju_user_warning() is hook             # MuJoCo's hook is given back
 
 
 def test_bad_xml_syntax(tmp_path):
