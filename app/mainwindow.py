@@ -533,8 +533,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------ files
     def _open_dialog(self, floating_base=None):
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open URDF", self.settings.value("last_dir", ""),
-                                                        "URDF files (*.urdf *.xml);;All files (*)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open URDF or MJCF", self.settings.value("last_dir", ""),
+                                                        "Models (*.urdf *.xml *.mjcf);;All files (*)")
         if path:
             self.settings.setValue("last_dir", os.path.dirname(path))
             self.open_model(path, floating_base=floating_base)

@@ -34,7 +34,8 @@ def build_menus(win):
     """Menus (File, Simulation, View, Help) and the tool bars, on the main window."""
     mb = win.menuBar()
     fm = mb.addMenu("&File")
-    action(win, fm, "&Open URDF…", lambda: win._open_dialog(), "Ctrl+O")
+    action(win, fm, "&Open URDF or MJCF…", lambda: win._open_dialog(), "Ctrl+O",
+           tip="a URDF, or a MuJoCo MJCF (.xml) compiled by MuJoCo (needs the mujoco package)")
     action(win, fm, "Open URDF with a &Floating Base…", lambda: win._open_dialog(floating_base=True),
            "Ctrl+Shift+O", tip="the URDF root becomes a free body (6 dof) instead of being fixed to the ground")
     win.recent_menu = fm.addMenu("Open &Recent")
@@ -123,4 +124,4 @@ def show_help(win):
         "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
         "the joint sliders set positions directly while paused.\n\n"
         "Space: run/pause.  S: single step.  Ctrl+R: reset.  G: gravity on/off.  [ and ]: slower/faster.\n"
-        "Ctrl+0: reset the view.  Ctrl+O: open a URDF.  Ctrl+E: export the recorded data."))
+        "Ctrl+0: reset the view.  Ctrl+O: open a URDF or MJCF.  Ctrl+E: export the recorded data."))
