@@ -86,8 +86,10 @@ _BUILT = {
 
 
 # ------------------------------------------------------------------ example-robot-data
-# name -> (path under the robots directory, wants a floating base). Left out: romeo (its finger
-# links have no mass: a massless chain end the engine rightly refuses to simulate).
+# name -> (path under the robots directory, wants a floating base). Left out: the two romeo files,
+# whose meshes point at an absolute path outside the package (file:///usr/Romeo/...). They open by
+# path (File > Open, drawn with placeholders); their finger/gripper joints move no mass, load with a
+# warning (model.massless_joints) and start acceleration-prescribed in the app.
 _ERD_ROBOTS = {
     "a1": ("a1_description/urdf/a1.urdf", True),
     "allegro_left_hand": ("allegro_hand_description/urdf/allegro_left_hand.urdf", False),
