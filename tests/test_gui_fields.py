@@ -14,7 +14,7 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     pytest.skip("no display: install Xvfb (scripts/install-system-deps.sh) for the GUI tests",
                 allow_module_level=True)
 
-from test_gui_support import engine_mod, models, window, install, wait_snapshot, spin  # noqa: F401
+from test_gui_support import engine_mod, models, window, install, wait_snapshot, spin, focus  # noqa: F401
 
 from PyQt6 import QtCore
 from PyQt6.QtTest import QTest
@@ -22,16 +22,6 @@ from PyQt6.QtTest import QTest
 from app.fields import INVALID_CSS, read_number
 
 CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
-
-
-def focus(qtbot, widget):
-    """Give a widget the keyboard focus (its window activated first, as a click would)."""
-    win = widget.window()
-    if not win.isActiveWindow():
-        win.activateWindow()
-        qtbot.waitUntil(win.isActiveWindow, timeout=5000)
-    widget.setFocus(QtCore.Qt.FocusReason.MouseFocusReason)
-    qtbot.waitUntil(widget.hasFocus, timeout=5000)
 
 
 def retype(field, text, key=QtCore.Qt.Key.Key_Return):

@@ -15,23 +15,13 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     pytest.skip("no display: install Xvfb (scripts/install-system-deps.sh) for the GUI tests",
                 allow_module_level=True)
 
-from test_gui_support import engine_mod, window, wait_snapshot, spin  # noqa: F401
+from test_gui_support import engine_mod, window, wait_snapshot, spin, focus  # noqa: F401
 
 from PyQt6 import QtCore
 from PyQt6.QtTest import QTest
 
 CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
 NOMOD = QtCore.Qt.KeyboardModifier.NoModifier
-
-
-def focus(qtbot, widget):
-    """Give a widget the keyboard focus (its window activated first, as a click would)."""
-    win = widget.window()
-    if not win.isActiveWindow():
-        win.activateWindow()
-        qtbot.waitUntil(win.isActiveWindow, timeout=5000)
-    widget.setFocus(QtCore.Qt.FocusReason.MouseFocusReason)
-    qtbot.waitUntil(widget.hasFocus, timeout=5000)
 
 
 def drive_slider_crank(qtbot, win):

@@ -15,7 +15,7 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     pytest.skip("no display: install Xvfb (scripts/install-system-deps.sh) for the GUI tests",
                 allow_module_level=True)
 
-from test_gui_support import engine_mod, window, wait_snapshot, spin  # noqa: F401
+from test_gui_support import engine_mod, window, wait_snapshot, spin, focus  # noqa: F401
 
 from PyQt6 import QtCore, QtWidgets
 from PyQt6.QtTest import QTest
@@ -34,16 +34,6 @@ def open_model(qtbot, win, name, running=True, timeout=60000):
     qtbot.waitUntil(lambda: win.view.isExposed() and len(win.view.frame_times) > 0, timeout=10000)
     wait_snapshot(qtbot, win, lambda s: s.running == running)
     return win.worker
-
-
-def focus(qtbot, widget):
-    """Give a widget the keyboard focus (its window activated first, as a click would)."""
-    win = widget.window()
-    if not win.isActiveWindow():
-        win.activateWindow()
-        qtbot.waitUntil(win.isActiveWindow, timeout=5000)
-    widget.setFocus(QtCore.Qt.FocusReason.MouseFocusReason)
-    qtbot.waitUntil(widget.hasFocus, timeout=5000)
 
 
 def press(qtbot, win, key, modifier=NOMOD):
