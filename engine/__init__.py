@@ -11,7 +11,8 @@ Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part firs
 (w, x, y, z); gravity (0, 0, -9.81) in the world by default.
 """
 from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
-from .errors import ModelError, InputError, SingularInertiaError, SimulationDiverged
+from .errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
+                     NumericalOverflow, ModelWarning, LoopFailure)
 from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
 from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
@@ -21,6 +22,7 @@ from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matr
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
 from .urdf import load_urdf, load_urdf_string
+from .mjcf import load_mjcf
 from .constraints import (PointConstraint, RevoluteConstraint, WeldConstraint, DistanceConstraint,
                           GearConstraint, PfaffianConstraint, RollingContact, constraint_system,
                           constraint_residual)
@@ -32,14 +34,15 @@ from .trace import trace, Trace, Step, body_quantities
 from .equation import equation_terms, EquationTerms
 
 __all__ = [
-    "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged",
+    "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
+    "NumericalOverflow", "ModelWarning", "LoopFailure",
     "Revolute", "Prismatic", "Helical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
     "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",

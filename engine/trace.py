@@ -212,12 +212,13 @@ class Trace:
 # ------------------------------------------------------------------ the trace itself
 def _check(model, q, v, prescribed, a, tau):
     nq, nv = model.nq, model.nv
-    args = (_api._as_vector(q, "q", nq), _api._as_vector(v, "v", nv), _api._as_mask(prescribed, "prescribed", nv),
+    args = (_api._as_vector(q, "q", nq), _api._as_vector(v, "v", nv),
+            _api._as_mask(prescribed, "prescribed", nv, model),
             _api._as_vector(a, "a", nv), _api._as_vector(tau, "tau", nv))
     m = model._m.view(np.recarray)
     st = check_inputs(m, *args)
     if st:
-        _api._raise(model, st, _api._HD_NAMES, args)
+        _api._raise(model, st, _api._HD_NAMES, args, "trace")
     return args
 
 
@@ -428,7 +429,7 @@ def body_quantities(model, q, v, prescribed, a, tau, f_ext=None):
     except ZeroDivisionError:
         _api._zero_quaternion(model, ("q",), (q,))
     if st:
-        _api._raise(model, st, _api._HD_NAMES, (q, v, prescribed, a, tau))
+        _api._raise(model, st, _api._HD_NAMES, (q, v, prescribed, a, tau), "body_quantities")
     m = model._m
     out = {}
     Tw = [np.eye(4)]
