@@ -28,6 +28,9 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
                           constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
                           joint_reaction_wrenches, ConstraintWarning)
 from .simulator import Simulator, INTEGRATORS
+from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
+                          hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
+                          external_wrench_derivatives, linearize)
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged",
@@ -42,4 +45,6 @@ __all__ = [
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
     "project_constraints", "constraint_wrenches", "joint_reaction_wrenches", "ConstraintWarning",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
+    "constrained_forward_dynamics_derivatives", "external_wrench_derivatives", "linearize",
 ]
