@@ -34,7 +34,7 @@ import scipy.linalg
 from .api import (_as_vector, _as_mask, _raise, _zero_quaternion, _load_fext, integrate, jacobian)
 from .errors import InputError
 from .model import WS_DTYPE
-from .algorithms.rnea_deriv import rnea_derivatives as _rnea_d
+from .algorithms.rnea_deriv import rnea_derivatives as _rnea_d, work_size
 from .algorithms.aba_deriv import aba_derivatives as _aba_d
 from .algorithms.hybrid_deriv import hybrid_derivatives as _hybrid_d
 
@@ -47,26 +47,21 @@ class _Work:
     """The kernels' work arrays for one model, allocated once per thread."""
 
     def __init__(self, model):
-        n, nv = model.nbodies + 1, model.nv
-        self.ws = np.zeros(n, dtype=WS_DTYPE)
+        n1, nv = model.nbodies + 1, model.nv
+        self.ws = np.zeros(n1, dtype=WS_DTYPE)     # joint poses and the external wrenches
         self.wb = self.ws.view(np.uint8)
-        self.bmat = np.zeros((n, 2, 6, 6))
-        self.bvec = np.zeros((n, 4, 6))
-        self.dvec = np.zeros((max(nv, 1), 8, 6))
-        self.tmp = np.zeros((4, 6))
+        self.work = np.zeros(work_size(n1, nv))
         self.lam = np.zeros(nv, dtype=np.int64)
-        self.none = np.zeros(nv, dtype=bool)
-        self.active = np.zeros(nv, dtype=bool)
-        self.M = np.zeros((nv, nv))
-        self.H = np.zeros((nv, nv))
+        self.flags = np.zeros(2 * nv, dtype=bool)
 
 
 _local = threading.local()
 
 
 def _work(model):
-    cache = getattr(_local, "cache", None)
-    if cache is None:
+    try:
+        cache = _local.cache
+    except AttributeError:
         cache = _local.cache = weakref.WeakKeyDictionary()
     w = cache.get(model)
     if w is None:
@@ -74,35 +69,27 @@ def _work(model):
     return w
 
 
-def _with_fext(model, w, f_ext, fn):
-    if not f_ext:
-        return fn()
+def _load(model, w, f_ext):
     try:
         _load_fext(model, w.ws, f_ext)
-        return fn()
-    finally:
+    except BaseException:
         w.ws["fext"] = 0.0
+        raise
 
 
-def _run(model, kernel, names, vecs, call):
-    """Call `call(*vecs)`; on a type mismatch convert the vectors once; decode the status."""
+def _run(model, names, vecs, call):
+    """Slow path: convert the vectors once (lists, other dtypes, read-only arrays), call, decode."""
+    conv = []
+    for x, nm in zip(vecs, names):
+        y = _as_mask(x, nm, model.nv) if nm == "prescribed" else \
+            _as_vector(x, nm, model.nq if nm == "q" else model.nv)
+        conv.append(y if y.flags.writeable else y.copy())     # the kernels' types are writeable arrays
     try:
-        st = call(*vecs)
+        st = call(*conv)
     except ZeroDivisionError:
-        _zero_quaternion(model, names, vecs)
-    except TypeError:
-        conv = []
-        for x, nm in zip(vecs, names):
-            y = _as_mask(x, nm, model.nv) if nm == "prescribed" else \
-                _as_vector(x, nm, model.nq if nm == "q" else model.nv)
-            conv.append(y if y.flags.writeable else y.copy())     # the kernels' types are writeable arrays
-        vecs = conv
-        try:
-            st = call(*vecs)
-        except ZeroDivisionError:
-            _zero_quaternion(model, names, vecs)
+        _zero_quaternion(model, names, conv)
     if st:
-        _raise(model, st, names, vecs)
+        _raise(model, st, names, conv)
 
 
 # ------------------------------------------------------------------ derivatives
@@ -111,43 +98,72 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
     the diagonal). dtau_dq is in the tangent space at q."""
     w = _work(model)
     nv = model.nv
-    dq, dv, M = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-
-    def call(q, v, a):
-        return _rnea_d(model._mb, w.wb, q, v, a, w.bmat, w.bvec, w.dvec, w.tmp, dq, dv, M)
-
-    _with_fext(model, w, f_ext, lambda: _run(model, _rnea_d, ("q", "v", "a"), (q, v, a), call))
-    return dq, dv, M
+    out = np.empty((3, nv, nv))
+    if f_ext:
+        _load(model, w, f_ext)
+    try:
+        st = _rnea_d(model._mb, w.wb, q, v, a, w.work, out)
+        if st:
+            _raise(model, st, ("q", "v", "a"), (q, v, a))
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _run(model, ("q", "v", "a"), (q, v, a), lambda q, v, a: _rnea_d(model._mb, w.wb, q, v, a, w.work, out))
+    finally:
+        if f_ext:
+            w.ws["fext"] = 0.0
+    return out[0], out[1], out[2]
 
 
 def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
     """(da_dq, da_dv, da_dtau) of a = FD(q, v, tau); da_dtau = M^-1. da_dq in the tangent space."""
     w = _work(model)
     nv = model.nv
-    dq, dv, dtau = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    out = np.empty((3, nv, nv))
     acc = np.empty(nv)
+    if f_ext:
+        _load(model, w, f_ext)
+    try:
+        st = _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out)
+        if st:
+            _raise(model, st, ("q", "v", "tau"), (q, v, tau))
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _run(model, ("q", "v", "tau"), (q, v, tau),
+             lambda q, v, tau: _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out))
+    finally:
+        if f_ext:
+            w.ws["fext"] = 0.0
+    return out[0], out[1], out[2]
 
-    def call(q, v, tau):
-        return _aba_d(model._mb, w.wb, q, v, tau, w.bmat, w.bvec, w.dvec, w.tmp, w.lam, w.none, w.active,
-                      w.M, w.H, acc, dq, dv, dtau)
 
-    _with_fext(model, w, f_ext, lambda: _run(model, _aba_d, ("q", "v", "tau"), (q, v, tau), call))
-    return dq, dv, dtau
+_HD_NAMES = ("q", "v", "prescribed", "a", "tau")
 
 
 def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
     w = _work(model)
     nv = model.nv
-    dq, dv, dx = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    out = np.empty((3, nv, nv))
     a_out, tau_out = np.empty(nv), np.empty(nv)
 
     def call(q, v, prescribed, a, tau):
-        return _hybrid_d(model._mb, w.wb, q, v, prescribed, a, tau, w.bmat, w.bvec, w.dvec, w.tmp, w.lam,
-                         w.active, w.M, w.H, a_out, tau_out, dq, dv, dx)
+        return _hybrid_d(model._mb, w.wb, q, v, prescribed, a, tau, w.work, w.lam, w.flags, a_out, tau_out, out)
 
-    names = ("q", "v", "prescribed", "a", "tau")
-    _with_fext(model, w, f_ext, lambda: _run(model, _hybrid_d, names, (q, v, prescribed, a, tau), call))
-    return a_out, tau_out, dq, dv, dx
+    if f_ext:
+        _load(model, w, f_ext)
+    try:
+        st = call(q, v, prescribed, a, tau)
+        if st:
+            _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau))
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _run(model, _HD_NAMES, (q, v, prescribed, a, tau), call)
+    finally:
+        if f_ext:
+            w.ws["fext"] = 0.0
+    return a_out, tau_out, out[0], out[1], out[2]
 
 
 def hybrid_dynamics_derivatives(model, q, v, prescribed, a, tau, f_ext=None):

@@ -19,9 +19,9 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK
 from .aba import aba
-from .rnea_deriv import rnea_derivative_passes, ARR3_T, ARR4_T, INDEX_T
+from .rnea_deriv import rnea_derivative_passes, work_views, ARR3_T, INDEX_T
 
 
 @njit(cache=True, inline="always")
@@ -145,16 +145,20 @@ def partitioned_solve(m, prescribed, active, M, H, lam, Gq, Gv, Gx):
     return 0
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, ARR4_T, ARR3_T, ARR3_T, MAT_T, INDEX_T, BOOL_T, BOOL_T,
-             MAT_T, MAT_T, VEC_T, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
-def aba_derivatives(m_bytes, ws_bytes, q, v, tau, bmat, bvec, dvec, tmp, lam, none, active, M, H, a,
-                    da_dq, da_dv, da_dtau):
-    """Kernel: a = FD(q, v, tau) (Table 3) and its derivatives da/dq (tangent space), da/dv,
-    da/dtau = M^-1. `none` is a boolean vector of False (nothing prescribed). Status code."""
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, INDEX_T, BOOL_T, VEC_T, ARR3_T), cache=True,
+      fastmath=FASTMATH)
+def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
+    """Kernel: a = FD(q, v, tau) (Table 3) and out[0] = da/dq (tangent space), out[1] = da/dv,
+    out[2] = da/dtau = M^-1. flags: 2 nv booleans of scratch. Status code (see common)."""
     st = aba(m_bytes, ws_bytes, q, v, tau, a)
     if st != OK:
         return st
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, da_dq, da_dv, M)
-    return partitioned_solve(m, none, active, M, H, lam, da_dq, da_dv, da_dtau)
+    nv = m[0].nv
+    bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
+    none = flags[:nv]
+    for k in range(nv):
+        none[k] = False
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M)
+    return partitioned_solve(m, none, flags[nv:], M, H, lam, out[0], out[1], out[2])

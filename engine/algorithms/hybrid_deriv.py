@@ -20,21 +20,22 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK
 from .hybrid import hybrid
-from .rnea_deriv import rnea_derivative_passes, ARR3_T, ARR4_T, INDEX_T
+from .rnea_deriv import rnea_derivative_passes, work_views, ARR3_T, INDEX_T
 from .aba_deriv import partitioned_solve
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, ARR4_T, ARR3_T, ARR3_T, MAT_T, INDEX_T, BOOL_T,
-             MAT_T, MAT_T, VEC_T, VEC_T, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
-def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, bmat, bvec, dvec, tmp, lam, active,
-                       M, H, a_out, tau_out, dy_dq, dy_dv, dy_dx):
-    """Kernel: Table 4 (a_out, tau_out) and dy/dq (tangent space), dy/dv, dy/dx. Status code."""
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, INDEX_T, BOOL_T, VEC_T, VEC_T, ARR3_T),
+      cache=True, fastmath=FASTMATH)
+def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, flags, a_out, tau_out, out):
+    """Kernel: Table 4 (a_out, tau_out) and out[0] = dy/dq (tangent space), out[1] = dy/dv,
+    out[2] = dy/dx. flags: nv booleans of scratch. Status code (see common)."""
     st = hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out)
     if st != OK:
         return st
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
-    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, dy_dq, dy_dv, M)
-    return partitioned_solve(m, prescribed, active, M, H, lam, dy_dq, dy_dv, dy_dx)
+    bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], m[0].nv)
+    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M)
+    return partitioned_solve(m, prescribed, flags, M, H, lam, out[0], out[1], out[2])

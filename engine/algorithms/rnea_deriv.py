@@ -45,12 +45,11 @@ from numba import njit, types
 
 from ..joints import UNIVERSAL
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
                      set_identity_pose)
 from ..spatial import ad_into, Ad_inv_dual_add
 
 ARR3_T = types.Array(types.float64, 3, "C")
-ARR4_T = types.Array(types.float64, 4, "C")
 INDEX_T = types.Array(types.int64, 1, "C")
 
 # rows of the per-coordinate table `dvec` (nv x 8 x 6)
@@ -356,10 +355,27 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
 
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, ARR4_T, ARR3_T, ARR3_T, MAT_T, MAT_T, MAT_T, MAT_T),
-      cache=True, fastmath=FASTMATH)
-def rnea_derivatives(m_bytes, ws_bytes, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_dv, M):
-    """Kernel: the three derivative matrices of inverse dynamics (see the module docstring).
+@njit(cache=True, inline="always")
+def work_views(work, n1, nv):
+    """The work arrays carved from one float buffer (length work_size(n1, nv)): bmat (n1, 2, 6, 6),
+    bvec (n1, 4, 6), dvec (nv, 8, 6), tmp (4, 6), and two nv x nv matrices (M, H)."""
+    k0 = n1 * 72
+    k1 = k0 + n1 * 24
+    k2 = k1 + max(nv, 1) * 48
+    k3 = k2 + 24
+    k4 = k3 + nv * nv
+    return (work[:k0].reshape((n1, 2, 6, 6)), work[k0:k1].reshape((n1, 4, 6)),
+            work[k1:k2].reshape((max(nv, 1), 8, 6)), work[k2:k3].reshape((4, 6)),
+            work[k3:k4].reshape((nv, nv)), work[k4:k4 + nv * nv].reshape((nv, nv)))
+
+
+def work_size(n1, nv):
+    return n1 * 96 + max(nv, 1) * 48 + 24 + 2 * nv * nv
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
+def rnea_derivatives(m_bytes, ws_bytes, q, v, a, work, out):
+    """Kernel: out[0] = dtau/dq, out[1] = dtau/dv, out[2] = M (see the module docstring).
     External wrenches come from the workspace (ws[i].fext, body frames). Status code (see common)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
@@ -371,5 +387,6 @@ def rnea_derivatives(m_bytes, ws_bytes, q, v, a, bmat, bvec, dvec, tmp, dtau_dq,
         st = check_vec(a, nv, 3)
     if st != OK:
         return st
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_dv, M)
+    bmat, bvec, dvec, tmp, _, _ = work_views(work, m.shape[0], nv)
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2])
     return OK
