@@ -11,7 +11,8 @@ Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part firs
 (w, x, y, z); gravity (0, 0, -9.81) in the world by default.
 """
 from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
-from .errors import ModelError, InputError, SingularInertiaError, SimulationDiverged
+from .errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
+                     NumericalOverflow, ModelWarning, LoopFailure)
 from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
 from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
@@ -33,7 +34,8 @@ from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivat
                           external_wrench_derivatives, linearize)
 
 __all__ = [
-    "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged",
+    "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
+    "NumericalOverflow", "ModelWarning", "LoopFailure",
     "Revolute", "Prismatic", "Helical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
