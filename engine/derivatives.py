@@ -25,15 +25,12 @@ d(A ddq)/dq and d(dA dq)/dq, central differences of the constraint functions on 
 """
 from __future__ import annotations
 
-import threading
-import weakref
-
 import numpy as np
 import scipy.linalg
 
 from .api import (_as_vector, _as_mask, _raise, _zero_quaternion, _load_fext, integrate, jacobian)
 from .errors import InputError
-from .model import WS_DTYPE
+from .layout import WS_DTYPE
 from .algorithms.rnea_deriv import rnea_derivatives as _rnea_d, work_size
 from .algorithms.aba_deriv import aba_derivatives as _aba_d
 from .algorithms.hybrid_deriv import hybrid_derivatives as _hybrid_d
@@ -55,18 +52,13 @@ class _Work:
         self.flags = np.zeros(2 * nv, dtype=bool)
 
 
-_local = threading.local()
-
-
 def _work(model):
+    """This thread's derivative work arrays for the model (kept in the model's per-thread store)."""
     try:
-        cache = _local.cache
+        return model._tls.deriv
     except AttributeError:
-        cache = _local.cache = weakref.WeakKeyDictionary()
-    w = cache.get(model)
-    if w is None:
-        w = cache[model] = _Work(model)
-    return w
+        w = model._tls.deriv = _Work(model)
+        return w
 
 
 def _load(model, w, f_ext):
@@ -77,11 +69,11 @@ def _load(model, w, f_ext):
         raise
 
 
-def _run(model, names, vecs, call):
+def _run(model, names, vecs, call, function):
     """Slow path: convert the vectors once (lists, other dtypes, read-only arrays), call, decode."""
     conv = []
     for x, nm in zip(vecs, names):
-        y = _as_mask(x, nm, model.nv) if nm == "prescribed" else \
+        y = _as_mask(x, nm, model.nv, model) if nm == "prescribed" else \
             _as_vector(x, nm, model.nq if nm == "q" else model.nv)
         conv.append(y if y.flags.writeable else y.copy())     # the kernels' types are writeable arrays
     try:
@@ -89,7 +81,7 @@ def _run(model, names, vecs, call):
     except ZeroDivisionError:
         _zero_quaternion(model, names, conv)
     if st:
-        _raise(model, st, names, conv)
+        _raise(model, st, names, conv, function)
 
 
 # ------------------------------------------------------------------ derivatives
@@ -104,11 +96,12 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
     try:
         st = _rnea_d(model._mb, w.wb, q, v, a, w.work, out)
         if st:
-            _raise(model, st, ("q", "v", "a"), (q, v, a))
+            _raise(model, st, ("q", "v", "a"), (q, v, a), "inverse_dynamics_derivatives")
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
-        _run(model, ("q", "v", "a"), (q, v, a), lambda q, v, a: _rnea_d(model._mb, w.wb, q, v, a, w.work, out))
+        _run(model, ("q", "v", "a"), (q, v, a), lambda q, v, a: _rnea_d(model._mb, w.wb, q, v, a, w.work, out),
+             "inverse_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
@@ -126,12 +119,13 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
     try:
         st = _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out)
         if st:
-            _raise(model, st, ("q", "v", "tau"), (q, v, tau))
+            _raise(model, st, ("q", "v", "tau"), (q, v, tau), "forward_dynamics_derivatives")
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         _run(model, ("q", "v", "tau"), (q, v, tau),
-             lambda q, v, tau: _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out))
+             lambda q, v, tau: _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out),
+             "forward_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
@@ -155,11 +149,11 @@ def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
     try:
         st = call(q, v, prescribed, a, tau)
         if st:
-            _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau))
+            _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau), "hybrid_dynamics_derivatives")
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
-        _run(model, _HD_NAMES, (q, v, prescribed, a, tau), call)
+        _run(model, _HD_NAMES, (q, v, prescribed, a, tau), call, "hybrid_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
@@ -301,7 +295,7 @@ def linearize(model, q, v, tau=None, prescribed=None, a=None, dt=None, integrato
     v = _as_vector(v, "v", nv)
     tau = np.zeros(nv) if tau is None else _as_vector(tau, "tau", nv)
     a = np.zeros(nv) if a is None else _as_vector(a, "a", nv)
-    pres = np.zeros(nv, dtype=bool) if prescribed is None else _as_mask(prescribed, "prescribed", nv)
+    pres = np.zeros(nv, dtype=bool) if prescribed is None else _as_mask(prescribed, "prescribed", nv, model)
     if pres.shape[0] != nv:
         raise InputError(f"prescribed: expected {nv}, got {pres.shape[0]}", "prescribed")
     if active_constraints(model):

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model import MODEL_DTYPE, WS_DTYPE
+from ..layout import MODEL_DTYPE, WS_DTYPE
 from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK
 from .aba import aba
-from .rnea_deriv import rnea_derivative_passes, work_views, ARR3_T, INDEX_T
+from .rnea_deriv import rnea_derivative_passes, work_views, check_outputs, ARR3_T, INDEX_T
 
 
 @njit(cache=True, inline="always")
@@ -161,4 +161,5 @@ def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
     for k in range(nv):
         none[k] = False
     rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M)
-    return partitioned_solve(m, none, flags[nv:], M, H, lam, out[0], out[1], out[2])
+    st = partitioned_solve(m, none, flags[nv:], M, H, lam, out[0], out[1], out[2])
+    return st if st != OK else check_outputs(out)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model import MODEL_DTYPE, WS_DTYPE
+from ..layout import MODEL_DTYPE, WS_DTYPE
 from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK
 from .hybrid import hybrid
-from .rnea_deriv import rnea_derivative_passes, work_views, ARR3_T, INDEX_T
+from .rnea_deriv import rnea_derivative_passes, work_views, check_outputs, ARR3_T, INDEX_T
 from .aba_deriv import partitioned_solve
 
 
@@ -38,4 +38,5 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, f
     ws = ws_bytes.view(WS_DTYPE)
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], m[0].nv)
     rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M)
-    return partitioned_solve(m, prescribed, flags, M, H, lam, out[0], out[1], out[2])
+    st = partitioned_solve(m, prescribed, flags, M, H, lam, out[0], out[1], out[2])
+    return st if st != OK else check_outputs(out)

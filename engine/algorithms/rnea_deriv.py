@@ -41,11 +41,12 @@ O(n d) for a tree of depth d.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, types
 
 from ..joints import UNIVERSAL
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
+from ..layout import MODEL_DTYPE, WS_DTYPE
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, check_vec, joint_pose, world_pose_body,
                      set_identity_pose)
 from ..spatial import ad_into, Ad_inv_dual_add
 
@@ -369,6 +370,16 @@ def work_views(work, n1, nv):
             work[k3:k4].reshape((nv, nv)), work[k4:k4 + nv * nv].reshape((nv, nv)))
 
 
+@njit(cache=True, inline="always")
+def check_outputs(out):
+    """OVERFLOW when an output matrix holds NaN or Inf (the inputs were checked finite), else OK."""
+    x = out.reshape(-1)
+    for j in range(x.shape[0]):
+        if not np.isfinite(x[j]):
+            return OVERFLOW
+    return OK
+
+
 def work_size(n1, nv):
     return n1 * 96 + max(nv, 1) * 48 + 24 + 2 * nv * nv
 
@@ -389,4 +400,4 @@ def rnea_derivatives(m_bytes, ws_bytes, q, v, a, work, out):
         return st
     bmat, bvec, dvec, tmp, _, _ = work_views(work, m.shape[0], nv)
     rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2])
-    return OK
+    return check_outputs(out)
