@@ -76,10 +76,12 @@ def test_linearize_upright_acrobot_lists_one_unstable_eigenvalue_and_animates_it
     assert not dlg.timer.isActive()
 
 
-def _pole_run(qtbot, window, with_lqr, push=0.6, seconds=10.0):
-    cart_pole = _load("cart_pole")
-    q_up = np.zeros(2)
-    install(qtbot, window, cart_pole, q0=q_up, running=False)
+def _balance_run(qtbot, window, name, q_up, push, with_lqr, seconds=10.0, watch=1):
+    """Load `name` at the upright pose (paused), optionally switch LQR on from the menu, push (a
+    velocity, as a Ctrl+drag impulse gives), run `seconds` of simulated time; (last snapshot, the
+    largest |q[watch] - q_up[watch]| seen)."""
+    model = _load(name)
+    install(qtbot, window, model, q0=q_up, running=False)
     wait_snapshot(qtbot, window, lambda s: np.allclose(s.q, q_up) and not s.prescribed.any())
     if with_lqr:
         _menu_action(window, "LQR Balance Here").trigger()
@@ -87,17 +89,20 @@ def _pole_run(qtbot, window, with_lqr, push=0.6, seconds=10.0):
         assert dlg.isVisible()
         assert np.all(dlg.eig.real < 0), "the closed loop must be stable"
         assert "closed-loop eigenvalues" in dlg.eig_label.text()
-    # a push: the pole gets an angular velocity (as a Ctrl+drag impulse would give it)
-    window.worker.set_state(q_up, np.array([0.0, push]))
-    wait_snapshot(qtbot, window, lambda s: abs(s.v[1] - push) < 1e-12)
+    window.worker.set_state(q_up, push)
+    wait_snapshot(qtbot, window, lambda s: np.allclose(s.v, push))
     dt = window.worker.snapshot().dt
     worst = 0.0
     t0 = window.worker.snapshot().t
     for k in range(20):
         window.worker.single_step(int(round(seconds / 20 / dt)))
         s = wait_snapshot(qtbot, window, lambda s, k=k: s.t >= t0 + (k + 1) * seconds / 20 - 0.5 * dt, timeout=60000)
-        worst = max(worst, abs(s.q[1]))
+        worst = max(worst, abs(s.q[watch] - q_up[watch]))
     return window.worker.snapshot(), worst
+
+
+def _pole_run(qtbot, window, with_lqr, push=0.6, seconds=10.0):
+    return _balance_run(qtbot, window, "cart_pole", np.zeros(2), np.array([0.0, push]), with_lqr, seconds)
 
 
 def test_lqr_keeps_the_cart_pole_upright_after_a_push(qtbot, window, tmp_path):
@@ -138,3 +143,14 @@ def test_sensitivity_view_shows_the_joint_row_live(qtbot, window, engine_mod):
     wait_snapshot(qtbot, window, lambda s: s.t > snap.t + 0.2)
     old = dock.row_q.copy()
     qtbot.waitUntil(lambda: not np.allclose(dock.row_q, old), timeout=5000)
+
+
+def test_lqr_balances_the_acrobot_with_its_elbow_motor(qtbot, window):
+    """The shoulder is passive (effort 0): only the elbow motor acts. A small push (0.02 rad/s at
+    the shoulder) is caught; the acrobot's basin is small (a 0.3 rad/s push is not)."""
+    q_up = np.array([np.pi, 0.0])
+    snap, worst = _balance_run(qtbot, window, "acrobot", q_up, np.array([0.02, 0.0]), True, watch=0)
+    assert worst < 0.5
+    assert np.abs(snap.q - q_up).max() < 0.01 and np.abs(snap.v).max() < 0.05, (snap.q, snap.v)
+    snap, worst = _balance_run(qtbot, window, "acrobot", q_up, np.array([0.02, 0.0]), False, seconds=5.0, watch=0)
+    assert worst > 1.0, "without LQR the upright acrobot falls"
