@@ -68,8 +68,8 @@ def ltdl_factor(H, lam, active):
 
 
 @njit(cache=True)
-def ltdl_solve(H, lam, active, X):
-    """X[active rows] <- (L^T D L)^-1 X[active rows], every column of X (rows = coordinates)."""
+def ltdl_solve(H, lam, active, X, sign):
+    """X[active rows] <- sign (L^T D L)^-1 X[active rows], every column of X (rows = coordinates)."""
     nv = H.shape[0]
     ncol = X.shape[1]
     for i in range(nv - 1, -1, -1):
@@ -83,7 +83,7 @@ def ltdl_solve(H, lam, active, X):
             j = lam[j]
     for i in range(nv):
         if active[i]:
-            d = 1.0 / H[i, i]
+            d = sign / H[i, i]
             for c in range(ncol):
                 X[i, c] *= d
     for i in range(nv):
@@ -118,10 +118,11 @@ def partitioned_solve(m, prescribed, active, M, H, lam, Gq, Gv, Gx):
             if m[i].iv <= k < m[i].iv + m[i].nv:
                 return -i
         return -1
-    ltdl_solve(H, lam, active, Gq)
-    ltdl_solve(H, lam, active, Gv)
-    ltdl_solve(H, lam, active, Gx)
-    # prescribed rows: G_P - M_PT Y ; torque-given rows: -Y
+    # Y' = -M_TT^-1 G_T (the sign folded into the diagonal step): torque-given rows are done
+    ltdl_solve(H, lam, active, Gq, -1.0)
+    ltdl_solve(H, lam, active, Gv, -1.0)
+    ltdl_solve(H, lam, active, Gx, -1.0)
+    # prescribed rows: G_P - M_PT Y = G_P + M_PT Y'
     for r in range(nv):
         if not prescribed[r]:
             continue
@@ -132,16 +133,9 @@ def partitioned_solve(m, prescribed, active, M, H, lam, Gq, Gv, Gx):
             if mrt == 0.0:
                 continue
             for c in range(nv):
-                Gq[r, c] -= mrt * Gq[t, c]
-                Gv[r, c] -= mrt * Gv[t, c]
-                Gx[r, c] -= mrt * Gx[t, c]
-    for r in range(nv):
-        if prescribed[r]:
-            continue
-        for c in range(nv):
-            Gq[r, c] = -Gq[r, c]
-            Gv[r, c] = -Gv[r, c]
-            Gx[r, c] = -Gx[r, c]
+                Gq[r, c] += mrt * Gq[t, c]
+                Gv[r, c] += mrt * Gv[t, c]
+                Gx[r, c] += mrt * Gx[t, c]
     return 0
 
 
