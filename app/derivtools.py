@@ -76,9 +76,12 @@ def mode_displacement(model, keep, vec, eigenvalue, phase, amplitude):
 
 
 def actuated(model, prescribed):
-    """Torque-driven coordinates whose joint has a non-zero effort limit (the motors)."""
+    """Torque-driven coordinates whose joint has a non-zero effort limit (the motors); a free joint
+    (a floating base) has no motor."""
     mask = np.zeros(model.nv, dtype=bool)
     for j in model.joints:
+        if j.kind == "free":
+            continue
         eff = np.asarray(j.effort_limit if j.effort_limit is not None else np.full(j.nv, np.inf))
         mask[j.idx_v:j.idx_v + j.nv] = eff != 0
     return mask & ~np.asarray(prescribed, dtype=bool)
