@@ -101,8 +101,10 @@ def ad_dual_into_neg_add(V, F, out):
 
 
 @njit(cache=True, inline="always")
-def dot6(x, y):
-    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+def rows_dot(d, x, a, y, b):
+    """d[x, a] . d[y, b] for the per-coordinate table (no array views made in the pair loops)."""
+    return (d[x, a, 0] * d[y, b, 0] + d[x, a, 1] * d[y, b, 1] + d[x, a, 2] * d[y, b, 2]
+            + d[x, a, 3] * d[y, b, 3] + d[x, a, 4] * d[y, b, 4] + d[x, a, 5] * d[y, b, 5])
 
 
 @njit(cache=True, inline="always")
@@ -325,31 +327,25 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
         univ = mb.code == UNIVERSAL
         for e in range(nj):
             x = iv + e
-            sx = dvec[x, S_W]
-            rAx = dvec[x, ROW_A]
-            rBx = dvec[x, ROW_B]
             for k in range(nj):
                 y = iv + k
-                rAy = dvec[y, ROW_A]
-                rBy = dvec[y, ROW_B]
-                dtau_dv[y, x] = dot6(rAy, dvec[x, SIG_V]) + dot6(rBy, sx)
-                M[y, x] = dot6(rAy, sx)
+                dtau_dv[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_V) + rows_dot(dvec, y, ROW_B, x, S_W)
+                M[y, x] = rows_dot(dvec, y, ROW_A, x, S_W)
                 if univ and k < e:
-                    dtau_dq[y, x] = dot6(dvec[y, S_W], dvec[x, U_Q])
+                    dtau_dq[y, x] = rows_dot(dvec, y, S_W, x, U_Q)
                 else:
-                    dtau_dq[y, x] = dot6(rAy, dvec[x, SIG_Q]) + dot6(rBy, dvec[x, RHO])
+                    dtau_dq[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_Q) + rows_dot(dvec, y, ROW_B, x, RHO)
             M[x, x] += mb.armature[e]
             j = mb.parent
             while j > 0:
                 mj = m[j]
                 for k in range(mj.nv):
                     y = mj.iv + k
-                    sy = dvec[y, S_W]
-                    dtau_dq[y, x] = dot6(sy, dvec[x, U_Q])
-                    dtau_dq[x, y] = dot6(rAx, dvec[y, SIG_Q]) + dot6(rBx, dvec[y, RHO])
-                    dtau_dv[y, x] = dot6(sy, dvec[x, U_V])
-                    dtau_dv[x, y] = dot6(rAx, dvec[y, SIG_V]) + dot6(rBx, sy)
-                    Mxy = dot6(sy, rAx)
+                    dtau_dq[y, x] = rows_dot(dvec, y, S_W, x, U_Q)
+                    dtau_dq[x, y] = rows_dot(dvec, x, ROW_A, y, SIG_Q) + rows_dot(dvec, x, ROW_B, y, RHO)
+                    dtau_dv[y, x] = rows_dot(dvec, y, S_W, x, U_V)
+                    dtau_dv[x, y] = rows_dot(dvec, x, ROW_A, y, SIG_V) + rows_dot(dvec, x, ROW_B, y, S_W)
+                    Mxy = rows_dot(dvec, y, S_W, x, ROW_A)
                     M[x, y] = Mxy
                     M[y, x] = Mxy
                 j = mj.parent
