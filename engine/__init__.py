@@ -22,6 +22,7 @@ from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matr
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
 from .urdf import load_urdf, load_urdf_string
+from .mjcf import load_mjcf
 from .constraints import (PointConstraint, RevoluteConstraint, WeldConstraint, DistanceConstraint,
                           GearConstraint, PfaffianConstraint, RollingContact, constraint_system,
                           constraint_residual)
@@ -42,7 +43,7 @@ __all__ = [
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
     "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",

@@ -372,10 +372,8 @@ def jacobian(model, q, name, frame="local"):
     Tw = Tw @ P
     if frame == "world":
         return Ad(Tw) @ J
-    if frame == "local_world_aligned":
-        R = Tw[:3, :3]
-        return np.vstack((R @ J[:3], R @ J[3:]))
-    raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}")
+    R = Tw[:3, :3]                       # local_world_aligned
+    return np.vstack((R @ J[:3], R @ J[3:]))
 
 
 def body_jacobian(model, q, name):
