@@ -288,7 +288,10 @@ def linearize(model, q, v, tau=None, prescribed=None, a=None, dt=None, integrato
         d(dv)/dt = da/dq dq + da/dv dv + da/du du;
     with dt, the discrete map of one step of `integrator` ("semi_implicit_euler": v' = v + dt a,
     q' = q (+) dt v'; or "euler": q' = q (+) dt v, v' = v + dt a), exactly on the Lie group.
-    With enabled constraints (and nothing prescribed) the constrained dynamics is linearised."""
+    With enabled constraints (and nothing prescribed) the constrained dynamics is linearised; the
+    state is not reduced to the constraint manifold, so directions that would open a loop show up
+    as extra eigenvalues (zero, or the drift of the unstabilised loop). Joint damping (a passive
+    torque of the Simulator) is not included, as in forward_dynamics."""
     from .constraints import active_constraints
     nv = model.nv
     q = _as_vector(q, "q", model.nq)
