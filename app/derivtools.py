@@ -429,6 +429,37 @@ def show_sensitivity(win):
     return dock
 
 
+LESSONS = {
+    "cart_pole": ("Cart-pole", (0.0, 0.0),
+                  "The pole stands upright and LQR moves the cart to keep it there. Ctrl+drag the pole "
+                  "sideways and let go: the cart first moves the wrong way (to tip the pole back), then "
+                  "catches it. Switch LQR off in its window and push again: the pole falls."),
+    "acrobot": ("Acrobot", (np.pi, 0.0),
+                "Both links point up; only the elbow has a motor, the shoulder is passive. LQR bends the "
+                "elbow to keep the whole acrobot balanced. Ctrl+drag the tip gently: a small push is "
+                "caught, a hard one is beyond what the linear law can recover. Linearize Here (Ctrl+L) "
+                "with LQR off shows why it falls: two unstable modes."),
+}
+
+
+def lesson(win, name):
+    """Load a shipped model at its upright pose, switch LQR on and run; the dialog says what to try."""
+    from engine import catalog
+    title, q_up, text = LESSONS[name]
+    model = catalog.load_model(name)
+    win.set_model(model, np.array(q_up, dtype=float), source=name)
+    if win.model is not model:
+        return None
+    dlg = lqr_here(win)
+    if dlg is not None:
+        note = QtWidgets.QLabel(f"Lesson — {title} balancing: {text}")
+        note.setWordWrap(True)
+        dlg.layout().insertWidget(0, note)
+        dlg.resize(max(dlg.width(), 520), dlg.height() + 80)
+        win.set_running(True)
+    return dlg
+
+
 def add_actions(win, menu):
     """The Simulation menu's entries (called by menus.build_menus)."""
     from .menus import action
@@ -439,3 +470,7 @@ def add_actions(win, menu):
            tip="balance about the current pose: LQR on the linearisation drives the motorised torque joints")
     action(win, menu, "Sensiti&vity", lambda: show_sensitivity(win), "Ctrl+Shift+V",
            tip="the chosen joint's row of d(ddq)/dq and d(ddq)/d(dq), live")
+    lessons = menu.addMenu("LQR Lessons")
+    for name, (title, _, _) in LESSONS.items():
+        action(win, lessons, f"{title} Balancing", lambda _=False, n=name: lesson(win, n),
+               tip=f"{title} upright with LQR on: push it with Ctrl+drag and watch it recover")

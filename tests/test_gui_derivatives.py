@@ -154,3 +154,59 @@ def test_lqr_balances_the_acrobot_with_its_elbow_motor(qtbot, window):
     assert np.abs(snap.q - q_up).max() < 0.01 and np.abs(snap.v).max() < 0.05, (snap.q, snap.v)
     snap, worst = _balance_run(qtbot, window, "acrobot", q_up, np.array([0.02, 0.0]), False, seconds=5.0, watch=0)
     assert worst > 1.0, "without LQR the upright acrobot falls"
+
+
+def test_lqr_lessons_load_upright_with_the_law_on(qtbot, window):
+    from app.derivtools import LQRLaw
+    for title, name, q_up in (("Cart-pole Balancing", "cart_pole", [0.0, 0.0]),
+                              ("Acrobot Balancing", "acrobot", [np.pi, 0.0])):
+        _menu_action(window, title).trigger()
+        assert window.model.name == name
+        qtbot.waitUntil(lambda: isinstance(window.worker.sim.controller, LQRLaw), timeout=5000)
+        snap = wait_snapshot(qtbot, window, lambda s: s.running and s.t > 1.0)
+        assert np.abs(snap.q - q_up).max() < 1e-3, f"{name} did not stay upright: {snap.q}"
+        assert any("Lesson" in lab.text() for lab in window.lqr_dialog.findChildren(QtWidgets.QLabel))
+
+
+def test_lqr_cart_pole_recovers_from_a_ctrl_drag_push(qtbot, window, tmp_path):
+    """A real Ctrl+drag (mouse events on the 3D view) pulls the pole tip sideways for a moment while
+    the simulation runs; after release LQR brings the pole back upright and keeps it there."""
+    from PyQt6 import QtCore
+    from PyQt6.QtTest import QTest
+    from test_gui_support import body_point_pixel
+    LEFT = QtCore.Qt.MouseButton.LeftButton
+    CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
+    _menu_action(window, "Cart-pole Balancing").trigger()
+    window.speed_box.setCurrentIndex(window.speed_box.findData(1.0))
+    settle(qtbot, window)
+    view = window.view
+    (px, py), p0 = body_point_pixel(window, "pole", (0.0, 0.0, 0.8))
+    x_dir = np.array(view.project(p0 + np.array([0.25, 0.0, 0.0]))) - np.array([px, py])
+
+    def pt(x, y):
+        return QtCore.QPoint(int(round(x)), int(round(y)))
+    QTest.mousePress(view, LEFT, CTRL, pt(px, py))
+    wait_snapshot(qtbot, window, lambda s: s.drag_mode == "spring")
+    for k in range(1, 6):
+        QTest.mouseMove(view, pt(px + k / 5 * x_dir[0], py + k / 5 * x_dir[1]))
+        qtbot.wait(20)
+    t_push = window.worker.snapshot().t
+    wait_snapshot(qtbot, window, lambda s: s.t > t_push + 0.15)
+    QTest.mouseRelease(view, LEFT, CTRL, pt(px + x_dir[0], py + x_dir[1]))
+    released = wait_snapshot(qtbot, window, lambda s: s.drag_mode is None)
+    print(f"after the push: pole {released.q[1]:+.4f} rad, {released.v[1]:+.4f} rad/s")
+    assert abs(released.q[1]) > 0.01 or abs(released.v[1]) > 0.05, "the push did not move the pole"
+    # ten seconds of simulated time after the push, as fast as the machine goes
+    window.set_running(False)
+    wait_snapshot(qtbot, window, lambda s: not s.running)
+    t0 = window.worker.snapshot().t
+    dt = window.worker.snapshot().dt
+    worst = 0.0
+    for k in range(20):
+        window.worker.single_step(int(round(0.5 / dt)))
+        s = wait_snapshot(qtbot, window, lambda s, k=k: s.t >= t0 + (k + 1) * 0.5 - 0.5 * dt, timeout=60000)
+        worst = max(worst, abs(s.q[1]))
+    assert worst < 0.6, f"the pole tipped to {worst:.3f} rad"
+    assert abs(s.q[1]) < 0.01 and abs(s.v[1]) < 0.05, f"not upright 10 s after the push: {s.q}, {s.v}"
+    settle(qtbot, window)
+    _save(window, tmp_path, "lqr_after_push.png")
