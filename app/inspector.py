@@ -31,8 +31,7 @@ class InspectorPanel(QtWidgets.QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        from engine.trace import SYMBOLS
-        self.symbols = SYMBOLS
+        self.symbols = None       # engine.trace.SYMBOLS, read at the first model (the window opens before the engine loads)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         self.tree = QtWidgets.QTreeWidget()
@@ -63,14 +62,11 @@ class InspectorPanel(QtWidgets.QWidget):
         mono = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
         mono.setPointSizeF(max(7.0, mono.pointSizeF() - 1))
         for r, key in enumerate(ROWS):
-            sym, meaning, unit = SYMBOLS[key]
-            it = QtWidgets.QTableWidgetItem(sym if key not in ("dq", "ddq") else f"{sym} ({key})")
-            it.setToolTip(meaning)
-            self.table.setItem(r, 0, it)
+            self.table.setItem(r, 0, QtWidgets.QTableWidgetItem(key))
             v = QtWidgets.QTableWidgetItem("—")
             v.setFont(mono)
             self.table.setItem(r, 1, v)
-            self.table.setItem(r, 2, QtWidgets.QTableWidgetItem(unit))
+            self.table.setItem(r, 2, QtWidgets.QTableWidgetItem(""))
         self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
         lay.addWidget(self.table, 1)
         self.legend = QtWidgets.QLabel("")
@@ -84,7 +80,20 @@ class InspectorPanel(QtWidgets.QWidget):
         self._sized = None
 
     # ------------------------------------------------------------------ model and selection
+    def _label_rows(self):
+        """Kim's symbols, meanings and units (from the engine, loaded by the time a model is shown)."""
+        from engine.trace import SYMBOLS
+        self.symbols = SYMBOLS
+        for r, key in enumerate(ROWS):
+            sym, meaning, unit = SYMBOLS[key]
+            it = self.table.item(r, 0)
+            it.setText(sym if key not in ("dq", "ddq") else f"{sym} ({key})")
+            it.setToolTip(meaning)
+            self.table.item(r, 2).setText(unit)
+
     def set_model(self, model):
+        if self.symbols is None:
+            self._label_rows()
         self.model = model
         self.body = None
         self.values = None

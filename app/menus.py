@@ -57,6 +57,8 @@ def build_menus(win):
     sm.addSeparator()
     action(win, sm, "Slower", lambda: win._speed_by(-1), "[")
     action(win, sm, "Faster", lambda: win._speed_by(+1), "]")
+    from .derivtools import add_actions
+    add_actions(win, sm)          # Linearize here, LQR balance, Sensitivity
     vm = mb.addMenu("&View")
     action(win, vm, "Reset View", win.view.reset_camera, "Ctrl+0")
     vm.addSeparator()

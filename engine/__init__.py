@@ -32,6 +32,9 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
 from .simulator import Simulator, INTEGRATORS
 from .trace import trace, Trace, Step, body_quantities
 from .equation import equation_terms, EquationTerms
+from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
+                          hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
+                          external_wrench_derivatives, linearize)
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
@@ -48,4 +51,6 @@ __all__ = [
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
     "project_constraints", "constraint_wrenches", "joint_reaction_wrenches", "ConstraintWarning",
     "trace", "Trace", "Step", "body_quantities", "equation_terms", "EquationTerms",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
+    "constrained_forward_dynamics_derivatives", "external_wrench_derivatives", "linearize",
 ]
