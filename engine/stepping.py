@@ -1,0 +1,92 @@
+"""Python side of the compiled step loop (``engine.algorithms.step.advance``): the buffers one
+simulator owns (its own workspaces, so the loop shares nothing with other threads), the call, and
+the errors a status stands for."""
+from __future__ import annotations
+
+import numpy as np
+
+from .steploop import advance, RK4, SEMI_IMPLICIT_EULER, EULER, DIVERGED, NPARAMS
+from .errors import SimulationDiverged, SingularInertiaError
+from .model import WS_DTYPE
+
+INTEGRATOR_CODES = {"rk4": RK4, "semi_implicit_euler": SEMI_IMPLICIT_EULER, "euler": EULER}
+
+
+class StepLoop:
+    """Buffers of the compiled loop for one model; ``run`` advances a state in place."""
+
+    def __init__(self, model):
+        self.model = model
+        n = model.nbodies + 1
+        nq, nv = model.nq, model.nv
+        self.ws = np.zeros(n, dtype=WS_DTYPE)
+        self.ws_g = np.zeros(n, dtype=WS_DTYPE)
+        self.wsb = self.ws.view(np.uint8)
+        self.ws_gb = self.ws_g.view(np.uint8)
+        self.tv = np.zeros(2)
+        self.a = np.zeros(nv)
+        self.tau = np.zeros(nv)
+        self.q_prev = np.zeros(nq)
+        self.v_prev = np.zeros(nv)
+        self.bad = np.zeros(nq + 4 * nv)
+        self.done = np.zeros(1, dtype=np.int64)
+        self.no_code = np.zeros(nv, dtype=np.int64)
+        self.no_params = np.zeros((nv, NPARAMS))
+        self.no_seq = np.zeros((0, nv))
+        self.no_rec = (np.zeros(0), np.zeros((0, nq)), np.zeros((0, nv)), np.zeros((0, nv)), np.zeros((0, nv)))
+
+    def load_fext(self, f_ext):
+        """External body wrenches for the next run (None or {} for none)."""
+        from .api import _load_fext
+        self.ws["fext"] = 0.0
+        if f_ext:
+            try:
+                _load_fext(self.model, self.ws, f_ext)
+            except Exception:
+                self.ws["fext"] = 0.0
+                raise
+
+    def run(self, q, v, t, dt, n, integrator, prescribed, damping, tau_base, acc_base, laws=None,
+            tau_seq=None, record=None):
+        """Advance (t, q, v) in place by n steps; returns (t, steps done, status). q and v must be
+        float64 contiguous arrays (they are updated in place up to the last good step)."""
+        m = self.model
+        self.tv[0] = t
+        if laws is not None and not laws.is_zero():
+            code, params, base = laws.code, laws.params, laws.base
+        else:
+            code, params, base = self.no_code, self.no_params, q
+        rec = self.no_rec if record is None else record
+        st = advance(m._mb, self.wsb, self.ws_gb, q, v, self.tv, float(dt), int(n), INTEGRATOR_CODES[integrator],
+                     prescribed, code, params, base, damping, tau_base, acc_base,
+                     self.no_seq if tau_seq is None else tau_seq, self.a, self.tau, self.q_prev, self.v_prev,
+                     self.bad, *rec, self.done)
+        return self.tv[0], int(self.done[0]), st
+
+    def raise_for(self, st, t, q, v, dt, integrator):
+        """The error a non-zero status of ``run`` stands for (the state q, v at t is the last good)."""
+        m = self.model
+        if st == DIVERGED:
+            nq, nv = m.nq, m.nv
+            b = self.bad
+            for name, x, idx in (("q", b[:nq], None), ("v", b[nq:nq + nv], None), ("a", b[nq + nv:nq + 2 * nv], None)):
+                ok = np.isfinite(x) & (np.abs(np.nan_to_num(x, nan=np.inf)) <= 1e10)
+                if ok.all():
+                    continue
+                k = int(np.flatnonzero(~ok)[0])
+                raise SimulationDiverged(t, q.copy(), v.copy(), f"{name}[{k}] ({_coordinate(m, name, k)})",
+                                         float(x[k]), dt, integrator)
+        if st < 0:
+            raise SingularInertiaError(m.joints[-st - 1].name)
+        # a stage kernel refused its input: the state overflowed inside the step
+        raise SimulationDiverged(t, q.copy(), v.copy(), "a stage of the step (non-finite intermediate state)",
+                                 float("nan"), dt, integrator)
+
+
+def _coordinate(model, name, idx):
+    for j in model.joints:
+        start, size = (j.idx_q, j.nq) if name == "q" else (j.idx_v, j.nv)
+        if start <= idx < start + size:
+            return f"joint '{j.name}' coordinate {idx - start}"
+    return "?"
+
