@@ -11,7 +11,8 @@ Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part firs
 (w, x, y, z); gravity (0, 0, -9.81) in the world by default.
 """
 from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
-from .errors import ModelError, InputError, SingularInertiaError, SimulationDiverged
+from .errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
+                     NumericalOverflow, ModelWarning, LoopFailure)
 from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
 from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
@@ -30,7 +31,8 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
 from .simulator import Simulator, INTEGRATORS
 
 __all__ = [
-    "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged",
+    "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
+    "NumericalOverflow", "ModelWarning", "LoopFailure",
     "Revolute", "Prismatic", "Helical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",

@@ -16,7 +16,7 @@ import numba
 
 
 # the files that define compiled code or the record layouts it reads
-KERNEL_SOURCES = ("spatial.py", "joints.py", "model.py", "simulator.py", "algorithms/*.py")
+KERNEL_SOURCES = ("spatial.py", "joints.py", "layout.py", "algorithms/*.py")
 
 
 def _source_hash():

@@ -1,10 +1,12 @@
 """The public functions of the engine: thin Python wrappers around the compiled kernels.
 
-Each wrapper hands the packed model, the algorithm's resident workspace and the caller's vectors
-to one compiled kernel. The kernels check lengths and finiteness themselves and return a status
-code, so the common case (float64 vectors) costs one compiled call; anything else (lists, other
-dtypes, non-contiguous arrays) is converted once on a slow path. Bad input raises
-``InputError`` (a ValueError) naming the argument: "q: expected 7, got 6".
+Each wrapper hands the packed model, the calling thread's workspace for the algorithm
+(``model._work()``: every thread gets its own, so concurrent calls on one model do not interfere)
+and the caller's vectors to one compiled kernel. The kernels check lengths and finiteness
+themselves and return a status code, so the common case (writable float64 vectors) costs one
+compiled call; anything else (lists, ints, float32, read-only or non-contiguous arrays) is
+converted once on a slow path. Bad input raises ``InputError`` (a ValueError) naming the argument:
+"q: expected 7, got 6"; finite input whose result overflows raises ``NumericalOverflow``.
 
 Frames: external wrenches f_ext map body (or link) names to wrenches (m, f) in that link's frame.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError, SingularInertiaError
+from .errors import InputError, SingularInertiaError, NumericalOverflow, NameNotFound
 from .spatial import Ad, se3_inv
 from .algorithms.rnea import rnea as _rnea
 from .algorithms.aba import aba as _aba
@@ -25,12 +27,17 @@ from .algorithms.liegroup import integrate as _integrate, difference as _differe
 from .algorithms.coriolis import coriolis as _coriolis
 
 _F64 = np.dtype(np.float64)
+_OVERFLOW = 1            # engine.algorithms.common.OVERFLOW
 
 
 # ------------------------------------------------------------------ argument handling (slow path)
 def _as_vector(x, name, n):
+    if x is None:
+        raise InputError(f"{name}: missing (got None); expected a vector of {n} numbers", name)
     try:
         a = np.ascontiguousarray(x, dtype=np.float64)
+        if not a.flags.writeable:      # the kernels' signatures take writable arrays (never written)
+            a = a.copy()
     except (TypeError, ValueError):
         raise InputError(f"{name}: expected a vector of {n} numbers, got {type(x).__name__}", name) from None
     if a.ndim != 1:
@@ -41,7 +48,11 @@ def _as_vector(x, name, n):
     return a
 
 
-def _as_mask(x, name, n):
+def _as_mask(x, name, n, model=None):
+    """A prescription mask as n booleans. With `model`, a mask of one flag per joint (length
+    len(model.joints) when that differs from nv) is expanded to the joints' coordinates."""
+    if x is None:
+        raise InputError(f"{name}: missing (got None); expected {n} booleans (True = acceleration prescribed)", name)
     a = np.asarray(x)
     if a.dtype != np.bool_:
         if a.dtype.kind in "iuf" and np.all(np.isin(a, (0, 1))):
@@ -51,13 +62,19 @@ def _as_mask(x, name, n):
     a = np.ascontiguousarray(a).reshape(-1) if a.ndim <= 1 else a
     if a.ndim != 1:
         raise InputError(f"{name}: expected a vector of {n} booleans, got shape {a.shape}", name)
+    if model is not None and a.size == len(model.joints) and a.size != n:
+        a = np.concatenate([np.full(j.nv, bool(f)) for j, f in zip(model.joints, a)]) if a.size else a
+    if not a.flags.writeable:
+        a = a.copy()
     return a
 
 
-def _raise(model, st, names, args):
+def _raise(model, st, names, args, function="engine"):
     """Turn a kernel status code into the error it stands for."""
     if st < 0:
         raise SingularInertiaError(model.joints[-st - 1].name)
+    if st == _OVERFLOW:
+        raise NumericalOverflow(function, names, args)
     k, kind = divmod(st, 10)
     name = names[k - 1]
     x = args[k - 1]
@@ -86,7 +103,7 @@ def _coordinate_name(model, idx, in_q):
     return f"coordinate {idx}"
 
 
-def _call(kernel, model, ws, names, vecs, *rest):
+def _call(kernel, model, ws, names, vecs, *rest, function="engine"):
     """Slow path: convert the vectors, call, decode the status."""
     vecs = [_as_vector(x, nm, model.nq if nm in ("q", "q0", "q1") else model.nv) for x, nm in zip(vecs, names)]
     try:
@@ -94,7 +111,7 @@ def _call(kernel, model, ws, names, vecs, *rest):
     except ZeroDivisionError:
         _zero_quaternion(model, names, vecs)
     if st:
-        _raise(model, st, names, vecs)
+        _raise(model, st, names, vecs, function)
     return vecs
 
 
@@ -131,9 +148,7 @@ def _load_fext(model, ws, f_ext):
             raise InputError(f"{label}: expected 6, got {w.size}", "f_ext")
         if not np.all(np.isfinite(w)):
             raise InputError(f"{label}: holds NaN or Inf", "f_ext")
-        frame = model.frames.get(name)
-        if frame is None:
-            raise InputError(f"f_ext: no body or link named '{name}' in model '{model.name}'", "f_ext")
+        frame = model.frame(name, "f_ext")
         if frame.body == 0:
             continue  # a wrench on the ground does nothing
         if frame.offset:
@@ -150,40 +165,54 @@ def _with_fext(model, ws, f_ext, fn):
 
 
 # ------------------------------------------------------------------ dynamics
+def _work(model):
+    """The calling thread's workspaces (inlined as a try/except in the hot wrappers below)."""
+    try:
+        return model._tls.w
+    except AttributeError:
+        return model._work()
+
+
 def inverse_dynamics(model, q, v, a, f_ext=None):
     """tau = M(q) a + b(q, v) - sum_i J_i^T F_i^ext  (Table 2, recursive Newton-Euler).
     Joint armature contributes armature * a; viscous damping is not included (see Simulator)."""
-    ws = model._ws_rnea
-    out = np.empty(model.nv)
-    if f_ext:
-        return _with_fext(model, ws, f_ext, lambda: inverse_dynamics(model, q, v, a))
     try:
-        st = _rnea(model._mb, model._wb_rnea, q, v, a, out)
+        w = model._tls.w
+    except AttributeError:
+        w = model._work()
+    if f_ext:
+        return _with_fext(model, w.rnea, f_ext, lambda: inverse_dynamics(model, q, v, a))
+    out = np.empty(model.nv)
+    try:
+        st = _rnea(model._mb, w.wb_rnea, q, v, a, out)
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
-        _call(_rnea, model, model._wb_rnea, ("q", "v", "a"), (q, v, a), out)
+        _call(_rnea, model, w.wb_rnea, ("q", "v", "a"), (q, v, a), out, function="inverse_dynamics")
         return out
     if st:
-        _raise(model, st, ("q", "v", "a"), (q, v, a))
+        _raise(model, st, ("q", "v", "a"), (q, v, a), "inverse_dynamics")
     return out
 
 
 def forward_dynamics(model, q, v, tau, f_ext=None):
     """a = M(q)^-1 (tau - b(q, v) + sum_i J_i^T F_i^ext)  (Table 3, articulated-body algorithm)."""
-    ws = model._ws_aba
-    out = np.empty(model.nv)
-    if f_ext:
-        return _with_fext(model, ws, f_ext, lambda: forward_dynamics(model, q, v, tau))
     try:
-        st = _aba(model._mb, model._wb_aba, q, v, tau, out)
+        w = model._tls.w
+    except AttributeError:
+        w = model._work()
+    if f_ext:
+        return _with_fext(model, w.aba, f_ext, lambda: forward_dynamics(model, q, v, tau))
+    out = np.empty(model.nv)
+    try:
+        st = _aba(model._mb, w.wb_aba, q, v, tau, out)
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
-        _call(_aba, model, model._wb_aba, ("q", "v", "tau"), (q, v, tau), out)
+        _call(_aba, model, w.wb_aba, ("q", "v", "tau"), (q, v, tau), out, function="forward_dynamics")
         return out
     if st:
-        _raise(model, st, ("q", "v", "tau"), (q, v, tau))
+        _raise(model, st, ("q", "v", "tau"), (q, v, tau), "forward_dynamics")
     return out
 
 
@@ -191,45 +220,55 @@ _HD_NAMES = ("q", "v", "prescribed", "a", "tau")
 
 
 def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
-    """Table 4. prescribed: bool per velocity coordinate, True = acceleration given (read from a),
-    False = torque given (read from tau); one flag per joint. Returns (a_out, tau_out), both complete."""
-    ws = model._ws_hd
+    """Table 4. prescribed: one flag per velocity coordinate, True = acceleration given (read from
+    a), False = torque given (read from tau); all coordinates of one joint share one flag (one flag
+    per joint). Returns (a_out, tau_out), both complete."""
+    try:
+        w = model._tls.w
+    except AttributeError:
+        w = model._work()
+    if f_ext:
+        return _with_fext(model, w.hd, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
     a_out = np.empty(model.nv)
     tau_out = np.empty(model.nv)
-    if f_ext:
-        return _with_fext(model, ws, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
     try:
-        st = _hybrid(model._mb, model._wb_hd, q, v, prescribed, a, tau, a_out, tau_out)
+        st = _hybrid(model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out)
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
         nq, nv = model.nq, model.nv
-        args = (_as_vector(q, "q", nq), _as_vector(v, "v", nv), _as_mask(prescribed, "prescribed", nv),
+        args = (_as_vector(q, "q", nq), _as_vector(v, "v", nv), _as_mask(prescribed, "prescribed", nv, model),
                 _as_vector(a, "a", nv), _as_vector(tau, "tau", nv))
         try:
-            st = _hybrid(model._mb, model._wb_hd, *args, a_out, tau_out)
+            st = _hybrid(model._mb, w.wb_hd, *args, a_out, tau_out)
         except ZeroDivisionError:
             _zero_quaternion(model, ("q",), args)
         if st:
-            _raise(model, st, _HD_NAMES, args)
+            _raise(model, st, _HD_NAMES, args, "hybrid_dynamics")
         return a_out, tau_out
     if st:
-        _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau))
+        if st == 31 and len(prescribed) == len(model.joints):      # one flag per joint: expand it
+            return hybrid_dynamics(model, q, v, _as_mask(prescribed, "prescribed", model.nv, model), a, tau)
+        _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau), "hybrid_dynamics")
     return a_out, tau_out
 
 
 def mass_matrix(model, q):
     """M(q) (nv x nv, symmetric, armature on the diagonal) by composite rigid-body inertias."""
+    try:
+        w = model._tls.w
+    except AttributeError:
+        w = model._work()
     M = np.empty((model.nv, model.nv))
     try:
-        st = _crba(model._mb, model._wb_crba, q, M)
+        st = _crba(model._mb, w.wb_crba, q, M)
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
-        _call(_crba, model, model._wb_crba, ("q",), (q,), M)
+        _call(_crba, model, w.wb_crba, ("q",), (q,), M, function="mass_matrix")
         return M
     if st:
-        _raise(model, st, ("q",), (q,))
+        _raise(model, st, ("q",), (q,), "mass_matrix")
     return M
 
 
@@ -247,22 +286,23 @@ def coriolis_matrix(model, q, v):
     """C(q, v) with C v = b(q, v) - g(q) and dM/dt - 2 C skew-symmetric:
     C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i."""
     C = np.zeros((model.nv, model.nv))
-    scratch = model._jac_scratch()
-    _call(_coriolis, model, model._wb_kin, ("q", "v"), (q, v), scratch[0], scratch[1], C)
+    w = _work(model)
+    _call(_coriolis, model, w.wb_kin, ("q", "v"), (q, v), w.jac[0], w.jac[1], C, function="coriolis_matrix")
     return C
 
 
 def _energies(model, q, v):
     out = np.empty(2)
+    wb = _work(model).wb_kin
     try:
-        st = _energy(model._mb, model._wb_kin, q, v, out)
+        st = _energy(model._mb, wb, q, v, out)
     except ZeroDivisionError:
         _zero_quaternion(model, ("q",), (q,))
     except TypeError:
-        _call(_energy, model, model._wb_kin, ("q", "v"), (q, v), out)
+        _call(_energy, model, wb, ("q", "v"), (q, v), out, function="energy")
         return out
     if st:
-        _raise(model, st, ("q", "v"), (q, v))
+        _raise(model, st, ("q", "v"), (q, v), "energy")
     return out
 
 
@@ -279,7 +319,7 @@ def potential_energy(model, q):
 # ------------------------------------------------------------------ kinematics
 def _world_poses(model, q):
     out = np.empty((model.nbodies + 1, 12))
-    _call(_fk, model, model._wb_kin, ("q",), (q,), out)
+    _call(_fk, model, _work(model).wb_kin, ("q",), (q,), out)
     return out
 
 
@@ -303,9 +343,7 @@ def forward_kinematics(model, q):
 
 def frame_pose(model, q, name):
     """4x4 world pose of one link or body."""
-    f = model.frames.get(name)
-    if f is None:
-        raise KeyError(f"no body or link named '{name}' in model '{model.name}'")
+    f = model.frame(name, "name")
     return _pose4(_world_poses(model, q)[f.body]) @ f.placement
 
 
@@ -314,19 +352,20 @@ def jacobian(model, q, name, frame="local"):
     frame="local": body twist in the link's own frame (Kim's body Jacobian);
     frame="world": spatial twist in the world frame (the world Jacobian);
     frame="local_world_aligned": angular velocity and the velocity of the link origin, world axes."""
-    f = model.frames.get(name)
-    if f is None:
-        raise KeyError(f"no body or link named '{name}' in model '{model.name}'")
+    f = model.frame(name, "name")
+    if frame not in ("local", "world", "local_world_aligned"):
+        raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}")
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
-    _call(_bjac, model, model._wb_kin, ("q",), (q,), f.body, J)
+    w = _work(model)
+    _call(_bjac, model, w.wb_kin, ("q",), (q,), f.body, J)
     P = f.placement
     if f.offset:
         J = Ad(se3_inv(P)) @ J
     if frame == "local":
         return J
-    ws = model._ws_kin[f.body]
+    ws = w.kin[f.body]
     Tw = np.eye(4)
     Tw[:3, :3] = ws["Rw"]
     Tw[:3, 3] = ws["pw"]
@@ -350,7 +389,7 @@ def world_jacobian(model, q, name):
 def center_of_mass(model, q):
     """Centre of mass of the whole model in the world (3,)."""
     out = np.empty(4)
-    _call(_com, model, model._wb_kin, ("q",), (q,), out)
+    _call(_com, model, _work(model).wb_kin, ("q",), (q,), out)
     return out[:3].copy()
 
 
@@ -358,14 +397,14 @@ def body_velocities(model, q, v):
     """{body name: body twist (w, v) in the body's own frame} for the movable bodies."""
     V = np.empty((model.nbodies + 1, 6))
     T = np.empty((model.nbodies + 1, 12))
-    _call(_bvel, model, model._wb_kin, ("q", "v"), (q, v), V, T)
+    _call(_bvel, model, _work(model).wb_kin, ("q", "v"), (q, v), V, T)
     return {name: V[k].copy() for k, name in enumerate(model.body_names, start=1)}
 
 
 def body_accelerations(model, q, v, a):
     """{body name: dV/dt (w', v') in the body's own frame}, gravity not included."""
     inverse_dynamics(model, q, v, a)
-    ws = model._ws_rnea
+    ws = _work(model).rnea
     g = model._m[0]["g"]
     out = {}
     rows = _world_poses(model, q)
@@ -379,7 +418,7 @@ def joint_wrenches(model, q, v, a, f_ext=None):
     """{joint name: F_i}, the wrench (m, f) the parent transmits to the child through joint i, in
     the child body's frame (Table 2). S_i^T F_i is the joint torque; the rest is the reaction."""
     inverse_dynamics(model, q, v, a, f_ext)
-    ws = model._ws_rnea
+    ws = _work(model).rnea
     return {j.name: ws[j.body]["F"].copy() for j in model.joints}
 
 

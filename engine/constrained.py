@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from .api import forward_dynamics, hybrid_dynamics, inverse_dynamics, integrate, joint_wrenches, _as_vector, _as_mask, _call
+from .api import forward_dynamics, hybrid_dynamics, inverse_dynamics, integrate, joint_wrenches, _as_vector, _as_mask, _call, _work
 from .algorithms.response import articulated_response
 from .constraints import constraint_system, active_constraints, Kinematics, _cross
 from .errors import InputError
@@ -54,13 +54,14 @@ def response(model, q, B, prescribed=None):
     B = np.ascontiguousarray(B, dtype=float).reshape(model.nv, -1)
     X = np.empty_like(B)
     pres = np.zeros(model.nv, dtype=bool) if prescribed is None else np.ascontiguousarray(prescribed, dtype=bool)
+    wb = _work(model).wb_hd
     try:
-        st = articulated_response(model._mb, model._wb_hd, q, pres, B, X)
+        st = articulated_response(model._mb, wb, q, pres, B, X)
     except TypeError:         # q not a float64 vector: the slow path converts it
-        _call(articulated_response, model, model._wb_hd, ("q",), (q,), pres, B, X)
+        _call(articulated_response, model, wb, ("q",), (q,), pres, B, X)
         return X
     if st:
-        _call(articulated_response, model, model._wb_hd, ("q",), (q,), pres, B, X)   # raises the error
+        _call(articulated_response, model, wb, ("q",), (q,), pres, B, X)   # raises the error
     return X
 
 
@@ -134,7 +135,7 @@ def constrained_hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None, bau
     """(ddq, tau, lambda): joints with prescribed True follow `a` and get the torque they need;
     the others take `tau`; the loops stay closed."""
     nv = model.nv
-    prescribed = _as_mask(prescribed, "prescribed", nv)
+    prescribed = _as_mask(prescribed, "prescribed", nv, model)
     a = _as_vector(a, "a", nv)
     tau = _as_vector(tau, "tau", nv)
     a0, tau0 = hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext)
@@ -165,7 +166,7 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, tau_passive=None, obj
     if objective not in ("least_force", "least_effort"):
         raise InputError(f"objective: expected 'least_force' or 'least_effort', got {objective!r}", "objective")
     nv = model.nv
-    act = _as_mask(actuated, "actuated", nv)
+    act = _as_mask(actuated, "actuated", nv, model)
     if act.shape[0] != nv:
         raise InputError(f"actuated: expected {nv}, got {act.shape[0]}", "actuated")
     pas = ~act
@@ -309,7 +310,7 @@ def joint_reaction_wrenches(model, q, v, a, f_ext=None, lam=None, constraints=No
             fx[name] = np.asarray(fx.get(name, np.zeros(6)), dtype=float) + w
     F = joint_wrenches(model, q, v, a, fx or None)
     out = {}
-    ws = model._ws_rnea
+    ws = _work(model).rnea
     for j in model.joints:
         S = ws[j.body]["S"][:, :j.nv]
         Fi = F[j.name]

@@ -16,6 +16,9 @@ import numpy as np
 
 from .errors import ModelError, InputError
 from .spatial import so3_log, pose
+from .api import _call, _raise, _work
+from .algorithms.frames import frame_kinematics
+from .algorithms.kinematics import body_bias
 
 
 # ------------------------------------------------------------------------------- frame kinematics
@@ -48,11 +51,9 @@ class Kinematics:
 
     def _body_states(self):
         if self._bodies is None:
-            from .algorithms.kinematics import body_bias
-            from .api import _call
             n = self.model.nbodies + 1
             T, V, dV = np.empty((n, 12)), np.empty((n, 6)), np.empty((n, 6))
-            _call(body_bias, self.model, self.model._wb_kin, ("q", "v"), (self.q, self.v), T, V, dV)
+            _call(body_bias, self.model, _work(self.model).wb_kin, ("q", "v"), (self.q, self.v), T, V, dV)
             self._bodies = T, V, dV
         return self._bodies
 
@@ -73,13 +74,11 @@ class Kinematics:
 
     def frame(self, body, P):
         """FrameState of the frame with placement P (4x4) in body `body` (0 = ground)."""
-        from .algorithms.frames import frame_kinematics
         model = self.model
         out = np.empty((8, 3))
         J = np.empty((6, model.nv))
-        st = frame_kinematics(model._mb, model._wb_kin, self.q, self.v, body, P, out, J)
+        st = frame_kinematics(model._mb, _work(model).wb_kin, self.q, self.v, body, P, out, J)
         if st:
-            from .api import _raise
             _raise(model, st, ("q", "v"), (self.q, self.v))
         s = FrameState()
         s.R, s.p, s.w, s.vel, s.alpha, s.acc = out[:3], out[3], out[4], out[5], out[6], out[7]

@@ -51,6 +51,69 @@ class SimulationDiverged(RuntimeError):
             hint = f" (dt = {dt:g}, integrator {integrator}); try a smaller time step"
             if integrator != "rk4":
                 hint += " or integrator 'rk4'"
+        shown = ("NaN" if value != value else ("Inf" if value > 0 else "-Inf") if abs(value) == float("inf")
+                 else repr(value)) if isinstance(value, float) else repr(value)
         super().__init__(
-            f"simulation diverged in the step from t = {t:.6g} s: {coordinate} became {value!r}{hint}; "
+            f"simulation diverged in the step from t = {t:.6g} s: {coordinate} became {shown}{hint}; "
             "the last good state (at that t) is kept in .q, .v and .t")
+
+
+class NameNotFound(InputError, KeyError):
+    """A body, link, joint or constraint name the model does not have. Lists the closest names.
+    (A KeyError too, so ``except KeyError`` around a lookup keeps working.)"""
+
+    def __init__(self, kind, name, model_name, known, argument=None):
+        import difflib
+        self.kind = kind
+        self.name = name
+        close = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        shown = list(known)
+        listing = ", ".join(repr(k) for k in shown[:12]) + (", ..." if len(shown) > 12 else "")
+        where = f"{argument}: " if argument else ""
+        super().__init__(f"{where}no {kind} named {name!r} in model '{model_name}'{hint} ({kind}s: {listing})",
+                         argument)
+
+    def __str__(self):              # KeyError would quote the whole message
+        return self.args[0]
+
+
+class NumericalOverflow(ValueError):
+    """Finite inputs whose result is not finite: a number overflowed inside the computation
+    (for example a velocity of 1e200, whose square does not fit a double)."""
+
+    def __init__(self, function, names, args):
+        big = []
+        import numpy as np
+        for name, x in zip(names, args):
+            try:
+                a = np.abs(np.asarray(x, dtype=float)).max(initial=0.0)
+            except (TypeError, ValueError):
+                continue
+            big.append(f"max |{name}| = {a:.3g}")
+        self.function = function
+        super().__init__(f"{function}: the result overflowed although the inputs are finite "
+                         f"({', '.join(big)}); the magnitudes are beyond what double precision "
+                         "can carry through the dynamics")
+
+
+class ModelWarning(UserWarning):
+    """A model loads, but something in it needs the user's attention (named in the message)."""
+
+
+class LoopFailure(SimulationDiverged):
+    """An enabled closed loop came apart and projecting the state back onto it failed."""
+
+    def __init__(self, t, q, v, constraint, residual, tolerance, dt=None, integrator=None):
+        self.constraint = constraint
+        self.residual = residual
+        self.tolerance = tolerance
+        RuntimeError.__init__(
+            self,
+            f"closed loop '{constraint}' came apart in the step from t = {t:.6g} s: its residual "
+            f"|f(q)| = {residual:.3g} exceeds the tolerance {tolerance:.3g} and projecting the state "
+            f"back onto the loop failed (dt = {dt:g}, integrator {integrator}); try a smaller time "
+            "step; the last good state (at that t) is kept in .q, .v and .t")
+        self.t, self.q, self.v = t, q, v
+        self.coordinate = f"constraint '{constraint}'"
+        self.value = residual

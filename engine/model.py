@@ -10,40 +10,16 @@ whole model as a single argument, which keeps Python-to-compiled call overhead l
 from __future__ import annotations
 
 import copy
+import threading
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import ModelError, ModelWarning, NameNotFound
 from .joints import Joint, Fixed, FIXED
 from .spatial import spatial_inertia, Ad, se3_inv
-
-MODEL_DTYPE = np.dtype([
-    ("parent", np.int64), ("code", np.int64), ("iq", np.int64), ("iv", np.int64),
-    ("nq", np.int64), ("nv", np.int64),
-    ("R", np.float64, (3, 3)), ("p", np.float64, (3,)),        # joint placement in the parent body
-    ("a1", np.float64, (3,)), ("a2", np.float64, (3,)), ("a3", np.float64, (3,)),
-    ("pitch", np.float64),
-    ("I", np.float64, (6, 6)),                                   # generalized inertia, body frame
-    ("mass", np.float64), ("com", np.float64, (3,)),
-    ("armature", np.float64, (6,)), ("damping", np.float64, (6,)),
-    ("g", np.float64, (6,)),                                     # row 0 only: dV_0 = (0, -gravity)
-], align=True)
-
-WS_DTYPE = np.dtype([
-    ("R", np.float64, (3, 3)), ("p", np.float64, (3,)),        # T_i = T_{lambda(i), i}(q)
-    ("RJ", np.float64, (3, 3)), ("pJ", np.float64, (3,)),      # joint motion X_J(q)
-    ("Rw", np.float64, (3, 3)), ("pw", np.float64, (3,)),      # pose in the world
-    ("S", np.float64, (6, 6)), ("dS", np.float64, (6, 6)),     # S_i (cols 0..nv-1) and dS_i/dt
-    ("c", np.float64, (6,)), ("Sv", np.float64, (6,)),         # dS_i dq_i and S_i dq_i
-    ("V", np.float64, (6,)), ("dV", np.float64, (6,)), ("eta", np.float64, (6,)),
-    ("F", np.float64, (6,)), ("fext", np.float64, (6,)),
-    ("Ih", np.float64, (6, 6)), ("Bh", np.float64, (6,)),
-    ("Pi", np.float64, (6, 6)), ("beta", np.float64, (6,)),
-    ("U", np.float64, (6, 6)), ("Dinv", np.float64, (6, 6)), ("u", np.float64, (6,)),
-    ("X", np.float64, (6, 6)), ("tmp", np.float64, (6, 6)),
-], align=True)
-
+from .layout import MODEL_DTYPE, WS_DTYPE  # noqa: F401  (re-exported: the kernels import them from here)
 
 class Inertia:
     """Mass properties of a rigid body: mass, centre of mass `com` (body frame) and the rotational
@@ -53,6 +29,11 @@ class Inertia:
         self.mass = float(mass)
         self.com = np.array(com, dtype=float).reshape(3)
         self.I_com = np.zeros((3, 3)) if I_com is None else np.array(I_com, dtype=float).reshape(3, 3)
+        for what, x in (("mass", self.mass), ("com", self.com), ("I_com", self.I_com)):
+            if not np.all(np.isfinite(x)):
+                raise ModelError(f"Inertia: {what} holds NaN or Inf ({np.array2string(np.asarray(x))})")
+        if self.mass < 0:
+            raise ModelError(f"Inertia: mass must not be negative, got {self.mass:g}")
 
     @classmethod
     def from_matrix(cls, G):
@@ -185,6 +166,11 @@ class ModelBuilder:
         if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
             raise ModelError(f"body '{name}': placement rotation is not a rotation", **(source or {}))
         inertia = Inertia() if inertia is None else inertia
+        for what, x in (("mass", inertia.mass), ("com", inertia.com), ("I_com", inertia.I_com)):
+            if not np.all(np.isfinite(x)):
+                raise ModelError(f"body '{name}': inertia {what} holds NaN or Inf", **(source or {}))
+        if not inertia.mass >= 0:
+            raise ModelError(f"body '{name}': mass must not be negative, got {inertia.mass:g}", **(source or {}))
         nv = joint.nv
         spec = _BodySpec(name, parent, joint, jn, T, inertia,
                          _vec_param(armature, nv, f"joint '{jn}' armature"),
@@ -212,10 +198,28 @@ class ModelBuilder:
         return Model._from_specs(self)
 
 
+class Workspace:
+    """The scratch memory of the compiled kernels for one thread: one record array per algorithm
+    (``WS_DTYPE``, one row per body) and the byte views handed to the kernels (a plain uint8 array
+    crosses into numba faster than a record array; each kernel views it back as records)."""
+
+    __slots__ = ("rnea", "aba", "hd", "crba", "kin", "wb_rnea", "wb_aba", "wb_hd", "wb_crba",
+                 "wb_kin", "jac")
+
+    def __init__(self, nbodies, nv):
+        n = nbodies + 1
+        for name in ("rnea", "aba", "hd", "crba", "kin"):
+            ws = np.zeros(n, dtype=WS_DTYPE)
+            setattr(self, name, ws)
+            setattr(self, "wb_" + name, ws.view(np.uint8))
+        self.jac = (np.zeros((n, 6, nv)), np.zeros((n, 6, nv)))   # Coriolis: J_i and dJ_i/dt
+
+
 class Model:
-    """An articulated rigid-body model. Immutable once built; each algorithm keeps its own
-    workspace inside the model (so one model must not be used from two threads at once: use
-    ``model.clone()`` for a second thread, which shares the constant data)."""
+    """An articulated rigid-body model. Its constant data are immutable once built (``gravity`` is
+    the one setting, assigned as a whole). Every thread that calls the engine on a model gets its
+    own workspaces (created at its first call), so one model may be used from several threads at
+    once; ``model.clone()`` gives an independent copy (own gravity, own constraint switches)."""
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -270,10 +274,10 @@ class Model:
             m[k]["mass"], m[k]["com"] = inr.mass, inr.com
         self = cls.__new__(cls)
         self.name = builder.name
-        self.gravity = builder.gravity.copy()
-        self._m = m
-        self._mb = m.view(np.uint8)      # the kernels' (writable-typed, never written) byte view
-        self._m.setflags(write=False)
+        g = builder.gravity
+        if not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity holds NaN or Inf: {g}")
+        self._set_packed(m)
         self.nq, self.nv, self.nbodies = iq, iv, n
         self.joints = joints
         self.joint_names = [j.name for j in joints]
@@ -288,59 +292,110 @@ class Model:
         self.description = dict(builder.description)
         self.mimic = list(builder.mimic)
         self.source = builder.source
-        self._setup_workspaces()
-        self._check_mass()
+        self._tls = threading.local()
+        self._zero_v = np.zeros(self.nv)      # read by the kernels as v = 0 or a = 0, never written
+        self.massless_joints = self._find_massless()
         self.constraints = [c.bind(self) for c in builder.constraints]
         return self
 
-    def _setup_workspaces(self):
-        n = self.nbodies + 1
-        # one resident workspace per algorithm (allocated once; kernels never allocate)
-        self._ws_rnea = np.zeros(n, dtype=WS_DTYPE)
-        self._ws_aba = np.zeros(n, dtype=WS_DTYPE)
-        self._ws_hd = np.zeros(n, dtype=WS_DTYPE)
-        self._ws_crba = np.zeros(n, dtype=WS_DTYPE)
-        self._ws_kin = np.zeros(n, dtype=WS_DTYPE)
-        # byte views handed to the kernels (a plain uint8 array crosses into numba faster than a
-        # record array; each kernel views it back as records)
-        for name in ("rnea", "aba", "hd", "crba", "kin"):
-            setattr(self, f"_wb_{name}", getattr(self, f"_ws_{name}").view(np.uint8))
-        self._jac = None
-        self._zero_v = np.zeros(self.nv)
+    # ------------------------------------------------------------------ packed data and settings
+    def _set_packed(self, m):
+        """Install a packed record array (read-only from now on) and the kernels' byte view of it.
+        A new array is installed rather than the old one written, so a call running in another
+        thread finishes on the data it started with."""
+        self._mb = m.view(np.uint8)      # the kernels' (writable-typed, never written) byte view
+        m.setflags(write=False)          # (after taking the view, which stays writable-typed)
+        self._m = m
 
-    def _jac_scratch(self):
-        if self._jac is None:
-            n = self.nbodies + 1
-            self._jac = (np.zeros((n, 6, self.nv)), np.zeros((n, 6, self.nv)))
-        return self._jac
+    @property
+    def gravity(self):
+        """Gravity in the world frame (3-vector, m/s^2). Assign a new vector to change it, e.g.
+        ``model.gravity = (0, 0, 0)``; every algorithm and the Simulator use the new value."""
+        g = -self._m[0]["g"][3:]
+        g.setflags(write=False)      # assign the whole vector; an element write would change nothing
+        return g
+
+    @gravity.setter
+    def gravity(self, value):
+        try:
+            g = np.array(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"gravity: expected 3 numbers (world frame, m/s^2), got {value!r}") from None
+        if g.size != 3:
+            raise ValueError(f"gravity: expected 3 numbers (world frame, m/s^2), got {g.size}")
+        if not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity: holds NaN or Inf: {g}")
+        m = self._m.copy()
+        m[0]["g"][:3] = 0.0
+        m[0]["g"][3:] = -g           # dV_0 = (0, -gravity): gravity as a fictitious base acceleration
+        self._set_packed(m)
+
+    def _work(self):
+        """This thread's workspaces (made at the thread's first call)."""
+        try:
+            return self._tls.w
+        except AttributeError:
+            w = self._tls.w = Workspace(self.nbodies, self.nv)
+            return w
 
     def clone(self):
-        """A model sharing this one's constant data with fresh workspaces (for another thread).
-        Constraints are copied, so switching one on or off in the clone leaves this model alone."""
+        """An independent copy sharing this one's constant data: its own gravity setting, its own
+        constraint switches and warning counts."""
         other = object.__new__(Model)
         other.__dict__.update(self.__dict__)
-        other._setup_workspaces()
+        other._tls = threading.local()
         other.constraints = [copy.copy(c) for c in self.constraints]
         other.__dict__.pop("_constraint_warnings", None)
         return other
 
-    def _check_mass(self):
-        """A movable body whose subtree has no mass can not be accelerated by its joint."""
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_tls", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._tls = threading.local()
+
+    def _find_massless(self):
+        """Joints that move only massless links (a massless chain end). They load with one warning:
+        their articulated inertia is singular, so such a joint can only be acceleration-prescribed
+        (forward dynamics with it torque-driven raises SingularInertiaError naming it)."""
         sub = np.array([self._m[k]["mass"] + np.trace(self._m[k]["I"][:3, :3]) for k in range(self.nbodies + 1)])
         for k in range(self.nbodies, 0, -1):
             sub[self._m[k]["parent"]] += sub[k]
-        for j in self.joints:
-            if sub[j.body] <= 0.0 and not np.any(self._m[j.body]["armature"][:j.nv] > 0):
-                raise ModelError(
-                    f"joint '{j.name}' moves only massless links (a massless chain end): give link "
-                    f"'{self.body_names[j.body - 1]}' or its descendants an <inertial>, or make the joint fixed")
+        bad = tuple(j.name for j in self.joints
+                    if sub[j.body] <= 0.0 and not np.any(self._m[j.body]["armature"][:j.nv] > 0))
+        if bad:
+            where = f"{self.source}: " if self.source else ""
+            warnings.warn(
+                f"{where}joint(s) {', '.join(repr(n) for n in bad)} move only massless links (a "
+                "massless chain end): they can only be acceleration-prescribed (forward dynamics with "
+                "one of them torque-driven raises SingularInertiaError); give the links an <inertial> "
+                "or make the joints fixed to simulate them freely", ModelWarning, stacklevel=4)
+        return bad
+
+    def characteristic_length(self):
+        """A length that sizes the model (m): the longest chain of joint placements and centre-of-
+        mass offsets from the ground, at least 0.01 m. Tolerances that scale with the model use it."""
+        reach = np.zeros(self.nbodies + 1)
+        best = 0.0
+        for k in range(1, self.nbodies + 1):
+            r = self._m[k]
+            reach[k] = reach[r["parent"]] + float(np.linalg.norm(r["p"]))
+            best = max(best, reach[k] + float(np.linalg.norm(r["com"])))
+        for f in self.frames.values():
+            best = max(best, reach[f.body] + float(np.linalg.norm(f.placement[:3, 3])))
+        return max(best, 0.01)
 
     # ------------------------------------------------------------------ queries
     def joint(self, name) -> JointInfo:
         try:
             return self._joint_index[name]
         except KeyError:
-            raise KeyError(f"no joint named '{name}' in model '{self.name}'; joints: {self.joint_names}") from None
+            raise NameNotFound("joint", name, self.name, self.joint_names) from None
+        except TypeError:
+            raise NameNotFound("joint", name, self.name, self.joint_names) from None
 
     def q_slice(self, joint_name):
         j = self.joint(joint_name)
@@ -352,10 +407,14 @@ class Model:
 
     def body_index(self, name):
         """Index (1..n) of the movable body carrying the frame or link `name` (0 = ground)."""
-        f = self.frames.get(name)
+        return self.frame(name).body
+
+    def frame(self, name, argument=None) -> Frame:
+        """The Frame of link or body `name`; NameNotFound (listing near matches) if there is none."""
+        f = self.frames.get(name) if isinstance(name, str) else None
         if f is None:
-            raise KeyError(f"no body or link named '{name}' in model '{self.name}'")
-        return f.body
+            raise NameNotFound("link", name, self.name, self.frames.keys(), argument)
+        return f
 
     def neutral(self):
         q = np.zeros(self.nq)
@@ -370,7 +429,7 @@ class Model:
         for c in self.constraints:
             if c.name == name:
                 return c
-        raise KeyError(f"no constraint named '{name}' in model '{self.name}'")
+        raise NameNotFound("constraint", name, self.name, [c.name for c in self.constraints])
 
     @property
     def mass(self):

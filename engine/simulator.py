@@ -17,79 +17,34 @@ Closed loops: the model's enabled constraints are honoured with Lagrange multipl
 Baumgarte stabilisation (critically damped, time constant ``baumgarte_time``, default 0.1 s with
 RK4 and 10 dt with the Euler integrators, always clamped to >= 2 dt: gains that scale as 1/dt would
 amplify RK4's stage errors along the constraints; ``stabilization = "none"`` turns it off), projection of the initial state onto
-the constraints, and optional projection after every step (``project_every_step``).
+the constraints, and optional projection after every step (``project_every_step``). Whatever the
+settings, a loop never comes apart silently: when the residual |f(q)| after a step exceeds
+``loop_tolerance`` (default 1e-4 of the model's size, ``Model.characteristic_length``), the state is
+projected back onto the loops (Gauss-Newton on q, least kinetic-energy change of v, as Kim 2012
+and GEAR do), counted in ``loop_projections`` with the last one in ``last_loop_projection``; if
+projection can not bring it back, ``LoopFailure`` (a SimulationDiverged) names the loop.
+
+Settings are checked when they are assigned (``dt``, ``integrator``, ``stabilization``,
+``baumgarte_time``, ``project_every_step``, ``loop_tolerance``): a bad value raises ValueError
+naming the attribute and what it accepts. A finite input that overflows inside a step (a torque
+of 1e306) is a divergence, reported with the last good state, never blamed on the input.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit
 
 from .api import forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy
 from .constrained import (constrained_forward_dynamics, constrained_hybrid_dynamics, project_constraints,
                           baumgarte_gains)
-from .constraints import active_constraints, constraint_residual
-from .algorithms.common import MODEL_T, VEC_T
-from .errors import InputError, SimulationDiverged
-from .joints import SPHERICAL, FREE, PLANAR
-from .model import MODEL_DTYPE
-from .spatial import ad_into
+from .constraints import active_constraints, constraint_residual, constraint_system
+from .algorithms.liegroup import dexp_inv, state_bounded, LIMIT
+from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
-LIMIT = 1e10
-
-
-@njit((MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
-def dexp_inv(mbytes, xi, v, out):
-    """out = dexp^-1_{-xi}(v) ~ v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] joint by joint (identity for
-    joints whose group is commutative)."""
-    m = mbytes.view(MODEL_DTYPE)
-    x = np.zeros(6)
-    g = np.zeros(6)       # xi as a twist of se(3)
-    b1 = np.zeros(6)
-    b2 = np.zeros(6)
-    for k in range(v.shape[0]):
-        out[k] = v[k]
-    for i in range(1, m.shape[0]):
-        mb = m[i]
-        code = mb.code
-        iv = mb.iv
-        if code != SPHERICAL and code != FREE and code != PLANAR:
-            continue
-        for k in range(6):
-            x[k] = 0.0
-        w0 = w1 = w2 = u0 = u1 = u2 = 0.0
-        if code == SPHERICAL:
-            w0, w1, w2 = xi[iv], xi[iv + 1], xi[iv + 2]
-            x[0], x[1], x[2] = v[iv], v[iv + 1], v[iv + 2]
-        elif code == FREE:
-            w0, w1, w2, u0, u1, u2 = xi[iv], xi[iv + 1], xi[iv + 2], xi[iv + 3], xi[iv + 4], xi[iv + 5]
-            for k in range(6):
-                x[k] = v[iv + k]
-        else:  # planar (vx, vy, omega) embedded as the twist ((0, 0, omega), (vx, vy, 0))
-            u0, u1, w2 = xi[iv], xi[iv + 1], xi[iv + 2]
-            x[3], x[4], x[2] = v[iv], v[iv + 1], v[iv + 2]
-        g[0], g[1], g[2], g[3], g[4], g[5] = w0, w1, w2, u0, u1, u2
-        ad_into(g, x, b1)
-        ad_into(g, b1, b2)
-        for k in range(6):
-            x[k] += 0.5 * b1[k] + b2[k] / 12.0
-        if code == SPHERICAL:
-            out[iv], out[iv + 1], out[iv + 2] = x[0], x[1], x[2]
-        elif code == FREE:
-            for k in range(6):
-                out[iv + k] = x[k]
-        else:
-            out[iv], out[iv + 1], out[iv + 2] = x[3], x[4], x[2]
-
-
-@njit((VEC_T, VEC_T, VEC_T), cache=True)
-def _bounded(q, v, a):
-    """True when every entry is finite and |x| <= 1e10 (NaN fails the comparison)."""
-    for x in (q, v, a):
-        for k in range(x.shape[0]):
-            if not (abs(x[k]) <= LIMIT):
-                return False
-    return True
+STABILIZATIONS = ("baumgarte", "none")
+LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
 
 
 class Simulator:
@@ -104,11 +59,6 @@ class Simulator:
     """
 
     def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None):
-        if integrator not in INTEGRATORS:
-            raise ValueError(f"integrator: expected one of {INTEGRATORS}, got {integrator!r}")
-        dt = float(dt)
-        if not (np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt: expected a positive time step, got {dt!r}")
         self.model = model
         self.dt = dt
         self.integrator = integrator
@@ -123,9 +73,95 @@ class Simulator:
         self.stabilization = "baumgarte"
         self.baumgarte_time = None
         self.project_every_step = False
+        self.loop_tolerance = LOOP_TOLERANCE * model.characteristic_length()
+        self.loop_projections = 0          # automatic projections after a loop drifted too far
+        self.last_loop_projection = None   # (t, constraint name, residual before) of the last one
         self._q0 = model.neutral() if q is None else self._vec(q, model.nq, "q")
         self._v0 = np.zeros(nv) if v is None else self._vec(v, nv, "v")
         self.reset()
+
+    # ------------------------------------------------------------------ settings (checked on assignment)
+    @property
+    def dt(self):
+        """Time step (s), positive and finite."""
+        return self._dt
+
+    @dt.setter
+    def dt(self, value):
+        try:
+            h = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"dt: expected a positive, finite time step in seconds, got {value!r}") from None
+        if not (math.isfinite(h) and h > 0.0):
+            raise ValueError(f"dt: expected a positive, finite time step in seconds, got {value!r}")
+        self._dt = h
+
+    @property
+    def integrator(self):
+        """One of INTEGRATORS: 'rk4', 'semi_implicit_euler', 'euler'."""
+        return self._integrator
+
+    @integrator.setter
+    def integrator(self, value):
+        if not isinstance(value, str) or value not in INTEGRATORS:
+            raise ValueError(f"integrator: expected one of {', '.join(repr(x) for x in INTEGRATORS)}, got {value!r}")
+        self._integrator = value
+
+    @property
+    def stabilization(self):
+        """Drift stabilisation of closed loops: 'baumgarte' or 'none'."""
+        return self._stabilization
+
+    @stabilization.setter
+    def stabilization(self, value):
+        if not isinstance(value, str) or value not in STABILIZATIONS:
+            raise ValueError(f"stabilization: expected one of {', '.join(repr(x) for x in STABILIZATIONS)}, "
+                             f"got {value!r}")
+        self._stabilization = value
+
+    @property
+    def baumgarte_time(self):
+        """Baumgarte time constant (s), or None for the default (0.1 s with RK4, 10 dt otherwise)."""
+        return self._baumgarte_time
+
+    @baumgarte_time.setter
+    def baumgarte_time(self, value):
+        if value is not None:
+            try:
+                T = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"baumgarte_time: expected a positive time in seconds or None, got {value!r}") from None
+            if not (math.isfinite(T) and T > 0.0):
+                raise ValueError(f"baumgarte_time: expected a positive time in seconds or None, got {value!r}")
+            value = T
+        self._baumgarte_time = value
+
+    @property
+    def project_every_step(self):
+        """Project the state onto the loops after every step (True/False)."""
+        return self._project_every_step
+
+    @project_every_step.setter
+    def project_every_step(self, value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"project_every_step: expected True or False, got {value!r}")
+        self._project_every_step = bool(value)
+
+    @property
+    def loop_tolerance(self):
+        """Largest residual |f(q)| of the enabled loops tolerated after a step before the state is
+        projected back onto them (m, or rad for gear rows)."""
+        return self._loop_tolerance
+
+    @loop_tolerance.setter
+    def loop_tolerance(self, value):
+        try:
+            tol = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"loop_tolerance: expected a positive number, got {value!r}") from None
+        if not (math.isfinite(tol) and tol > 0.0):
+            raise ValueError(f"loop_tolerance: expected a positive number, got {value!r}")
+        self._loop_tolerance = tol
 
     # ------------------------------------------------------------------ state and inputs
     @staticmethod
@@ -233,9 +269,79 @@ class Simulator:
         return self
 
     def _step_once(self):
+        a_cmd, tau_cmd = self._inputs()
+        try:
+            q_new, v_new, a1, tau1, lam1 = self._advance(a_cmd, tau_cmd)
+        except (InputError, NumericalOverflow) as e:
+            self._overflowed(e, a_cmd, tau_cmd)
+        active = active_constraints(self.model)
+        if self.project_every_step and active:
+            q_new, v_new = project_constraints(self.model, q_new, v_new)
+        elif active:
+            q_new, v_new = self._keep_loops_closed(active, q_new, v_new)
+        self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
+        self.q, self.v = q_new, v_new
+        self.a, self.tau, self.lam = a1, tau1, lam1
+        self.t += self.dt
+        self.steps += 1
+
+    def _overflowed(self, error, a_cmd, tau_cmd):
+        """An error raised inside a step. Bad inputs of the user's are the user's error (named);
+        anything else means finite numbers overflowed inside the step: a divergence."""
+        for name, x in (("q", self.q), ("v", self.v)):       # the state itself went bad (set from outside)
+            if not np.all(np.isfinite(x)):
+                bad = int(np.flatnonzero(~np.isfinite(x))[0])
+                q, v = self.q_prev, self.v_prev
+                if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+                    q, v = self._q0, self._v0
+                raise SimulationDiverged(self.t, q.copy(), v.copy(), f"{name}[{bad}] ({self._coordinate(name, bad)})",
+                                         float(x[bad]), self.dt, self.integrator) from None
+        if isinstance(error, InputError):
+            if error.argument in ("f_ext", "prescribed"):
+                raise error
+            for name, x in (("tau_cmd", tau_cmd), ("a_cmd", a_cmd)):
+                x = np.asarray(x, dtype=float)
+                if x.shape != (self.model.nv,):
+                    raise InputError(f"{name}: expected {self.model.nv}, got {x.size}", name) from None
+                if not np.all(np.isfinite(x)):
+                    raise InputError(f"{name}: holds NaN or Inf", name) from None
+        big = max(float(np.max(np.abs(tau_cmd), initial=0.0)), float(np.max(np.abs(a_cmd), initial=0.0)))
+        what = (f"the dynamics (a number overflowed inside the step; largest input {big:.3g}, "
+                f"largest |v| {float(np.max(np.abs(self.v), initial=0.0)):.3g})")
+        raise SimulationDiverged(self.t, self.q.copy(), self.v.copy(), what, float("inf"),
+                                 self.dt, self.integrator) from None
+
+    def _keep_loops_closed(self, active, q, v):
+        """Project (q, v) back onto the enabled loops when their residual exceeds loop_tolerance;
+        LoopFailure when that fails."""
+        f, _, _, _ = constraint_system(self.model, q, np.zeros(self.model.nv), active)
+        hol = np.isfinite(f)
+        residual = float(np.linalg.norm(f[hol])) if hol.any() else 0.0
+        tol = self._loop_tolerance
+        if residual <= tol:
+            return q, v
+        worst, worst_norm, row = active[0].name, -1.0, 0
+        for c in active:
+            fc = f[row:row + c.rows]
+            fc = fc[np.isfinite(fc)]
+            nc = float(np.linalg.norm(fc)) if fc.size else 0.0
+            if nc > worst_norm:
+                worst, worst_norm = c.name, nc
+            row += c.rows
+        q2, v2 = project_constraints(self.model, q, v, active)
+        after = constraint_residual(self.model, q2, active)
+        if not after <= tol:
+            raise LoopFailure(self.t, self.q.copy(), self.v.copy(), worst, residual, tol, self.dt,
+                              self.integrator)
+        self.loop_projections += 1
+        self.last_loop_projection = (self.t + self.dt, worst, residual)
+        return q2, v2
+
+    def _advance(self, a_cmd, tau_cmd):
+        """One step of the chosen integrator from (t, q, v): (q+, v+, a, tau, lambda) where a, tau,
+        lambda belong to the start of the step."""
         model, h = self.model, self.dt
         q, v = self.q, self.v
-        a_cmd, tau_cmd = self._inputs()
         a1, tau1, lam1 = self._accel(q, v, a_cmd, tau_cmd)
         if self.integrator == "euler":
             q_new = integrate(model, q, h * v)
@@ -263,17 +369,11 @@ class Simulator:
             q_new = integrate(model, q, (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4))
             v_new = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         self._check(q_new, v_new, a1)
-        if self.project_every_step and active_constraints(model):
-            q_new, v_new = project_constraints(model, q_new, v_new)
-        self.t_prev, self.q_prev, self.v_prev = self.t, q, v
-        self.q, self.v = q_new, v_new
-        self.a, self.tau, self.lam = a1, tau1, lam1
-        self.t += h
-        self.steps += 1
+        return q_new, v_new, a1, tau1, lam1
 
     def _check(self, q, v, a):
         try:
-            if _bounded(q, v, a):
+            if state_bounded(q, v, a):
                 return
         except TypeError:
             pass

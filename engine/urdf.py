@@ -11,8 +11,12 @@ base), or, with ``floating_base=True``, the child of a free joint named ``root_j
 Every problem in the file raises ``engine.ModelError`` naming the file, the line, the element and
 the link or joint: malformed XML, numbers that are malformed, NaN/Inf or of the wrong count,
 non-physical mass properties (``InertiaError``, a ModelError; ``strict=False`` accepts all but
-negative mass with a warning, as real robot files often need), massless chain ends, broken trees
-(cycles, several roots, two parents, unknown or duplicate names), unsupported joint types.
+negative mass with a warning, as real robot files often need), broken trees
+(cycles, several roots, two parents, unknown or duplicate names), unsupported joint types. A
+massless chain end (a moving joint that carries no mass) loads with a warning and is listed in
+``model.massless_joints``; such joints can only be acceleration-prescribed. A link named "world"
+that is not the fixed root is renamed "world_link" with a warning: "world" means the ground in
+``<loop>`` frames.
 Parts that do not affect the model (<gazebo>, <transmission>, <ros2_control>, <sensor>, textures,
 calibration, safety controllers) are ignored silently; any other unknown element is reported in
 one ``URDFWarning`` saying what was ignored. A mesh that can not be
@@ -171,6 +175,8 @@ class _Ctx:
     def text(self, node, attr, owner, required=True):
         v = node.attrib.get(attr)
         if v is None or (required and not v.strip()):
+            if required and v is not None:
+                raise self.error(f"{owner}: attribute '{attr}' is empty; it needs a value", node)
             if required:
                 raise self.error(f"{owner}: missing attribute '{attr}'", node)
             return None
@@ -413,22 +419,6 @@ def _tree(ctx, links, joints):
     return (roots[0] if roots else None), order
 
 
-def _check_massless(ctx, links, order):
-    """A moving joint must carry some mass: its child link or the links beyond it."""
-    sub = {name: lk.mass + np.trace(lk.I) for name, lk in links.items()}
-    for j in reversed(order):
-        sub[j.parent] += sub[j.child]
-    for j in order:
-        if j.type != "fixed" and not sub[j.child] > 0.0:
-            lk = links[j.child]
-            why = "has no <inertial>" if not lk.has_inertial else "has zero mass"
-            raise ctx.error(
-                f"link '{_short(j.child)}' {why} and neither do the links it carries, but "
-                f"{j.type} joint '{_short(j.name)}' (line {j.node.line}) moves it: a massless chain "
-                "end can not be simulated; give the link an <inertial> or make the joint fixed",
-                lk.node, element="link")
-
-
 # ============================================================================ visuals
 def _color(ctx, mat_node, owner):
     c = ctx.one(mat_node, "color", owner)
@@ -634,6 +624,8 @@ def _build(ctx, data, floating_base):
         joints.append(j)
     mats = _read_materials(ctx, robot)
     root, order = _tree(ctx, links, joints)
+    if "world" in links and (floating_base or root.name != "world"):
+        _rename_world_link(ctx, links, joints)
     mimic = []
     for j in order:
         if j.mimic is not None:
@@ -644,7 +636,6 @@ def _build(ctx, data, floating_base):
                                     f"joint '{_short(j.name)}'"))
                 continue
             mimic.append({k: m[k] for k in ("joint", "mimicked", "multiplier", "offset")})
-    _check_massless(ctx, links if floating_base else {**links, root.name: _zero_link(root)}, order)
 
     b = ModelBuilder(robot_name)
     b.source = ctx.file
@@ -706,11 +697,22 @@ def _build(ctx, data, floating_base):
     return model
 
 
-def _zero_link(lk):
-    """The fixed root's own mass never moves: it does not count for its children's joints."""
-    z = _Link()
-    z.name, z.node, z.mass, z.com, z.I, z.has_inertial = lk.name, lk.node, 0.0, np.zeros(3), np.zeros((3, 3)), False
-    return z
+def _rename_world_link(ctx, links, joints):
+    """A link named "world" that is not the fixed root would clash with the ground, which <loop>
+    frames (and users) call "world": rename it, say so."""
+    new = "world_link"
+    while new in links:
+        new = "_" + new
+    lk = links.pop("world")
+    lk.name = new
+    links[new] = lk
+    for j in joints:
+        if j.parent == "world":
+            j.parent = new
+        if j.child == "world":
+            j.child = new
+    warnings.warn(f"{ctx.file}:{lk.node.line}: link 'world' is not the fixed root, and 'world' names "
+                  f"the ground; the link is renamed '{new}'", URDFWarning, stacklevel=5)
 
 
 def _warn_ignored(ctx):

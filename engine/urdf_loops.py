@@ -103,7 +103,7 @@ def add_loops(root_element, builder, filename):
     `builder` (``builder.add_constraint``). Call before ``builder.build()``, which binds the names.
     Returns the constraints added."""
     rd = _Reader(filename)
-    links = {n.attrib.get("name", "").strip() for n in root_element.find_all("link")} | {"world"}
+    links = set(builder._names) | {"world"}     # the builder's names: a link may have been renamed
     joints = {n.attrib.get("name", "").strip(): n for n in root_element.find_all("joint")}
     names = {c.name: None for c in builder.constraints}
     added = []

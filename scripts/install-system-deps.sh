@@ -7,6 +7,12 @@ PKGS="xvfb xauth libgl1 libegl1 libgl1-mesa-dri libglu1-mesa libxkbcommon0 libxk
 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 \
 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxcb-xfixes0 libxrender1 libxi6 libdbus-1-3 \
 libfontconfig1 libfreetype6"
+# a Python that can not make a virtual environment (Debian's python3 without python3-venv)
+PY="${PYTHON:-python3}"
+if command -v "$PY" >/dev/null 2>&1 && ! "$PY" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    VER="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    PKGS="$PKGS python3-venv python$VER-venv"
+fi
 EXTRA="$(dirname "$0")/../app/SYSTEM_PACKAGES.txt"
 if [ -f "$EXTRA" ]; then
     PKGS="$PKGS $(grep -v '^#' "$EXTRA" | tr '\n' ' ')"

@@ -271,18 +271,28 @@ def _chain(last_inertia, last_joint, armature=None):
     return b.build()
 
 
-def test_massless_chain_end_is_a_model_error():
-    with pytest.raises(engine.ModelError, match="'wrist'"):
-        _chain(engine.Inertia(), engine.Revolute((1, 0, 0)))
-    with pytest.raises(engine.ModelError, match="'wrist'"):
-        _chain(engine.Inertia(), engine.Spherical())
+def test_massless_chain_end_loads_with_a_warning_and_is_named_when_torque_driven():
+    """A joint that moves only massless links loads with one warning naming it (as Pinocchio loads
+    such robots); it can be acceleration-prescribed, and forward dynamics with it torque-driven
+    raises SingularInertiaError naming it."""
+    for joint in (engine.Revolute((1, 0, 0)), engine.Spherical()):
+        with pytest.warns(engine.ModelWarning, match="'wrist'"):
+            m = _chain(engine.Inertia(), joint)
+        assert m.massless_joints == ("wrist",)
+        q, v = m.neutral(), np.zeros(m.nv)
+        with pytest.raises(engine.SingularInertiaError, match="'wrist'"):
+            engine.forward_dynamics(m, q, v, np.zeros(m.nv))
+        pres = np.zeros(m.nv, dtype=bool)
+        pres[m.v_slice("wrist")] = True
+        a, tau = engine.hybrid_dynamics(m, q, v, pres, np.zeros(m.nv), np.zeros(m.nv))
+        assert np.all(np.isfinite(a)) and np.all(np.isfinite(tau))
     # a massless fixed link beyond it does not help
     b = engine.ModelBuilder("chain")
     b.add_body("l1", joint=engine.Revolute((0, 0, 1)), inertia=engine.Inertia(1.0, (0.1, 0, 0), np.eye(3) * 0.01))
     b.add_body("l2", parent="l1", joint=engine.Prismatic((1, 0, 0)), joint_name="slider")
     b.add_body("l3", parent="l2", joint=engine.Fixed())
-    with pytest.raises(engine.ModelError, match="'slider'"):
-        b.build()
+    with pytest.warns(engine.ModelWarning, match="'slider'"):
+        assert b.build().massless_joints == ("slider",)
 
 
 @pytest.mark.parametrize("joint, inertia", [

@@ -21,11 +21,16 @@ def energy(sim):
     return sum(sim.energy())
 
 
-def run(model, integrator, dt, duration, stabilization="baumgarte", baumgarte_time=None, check=None):
+def run(model, integrator, dt, duration, stabilization="baumgarte", baumgarte_time=None, check=None,
+        loop_tolerance=None):
     """Simulate from the gallery's initial state (projected onto the loops by the simulator).
-    Returns (max |f| over every step, |f| at each whole second, max |E - E0|, the simulator)."""
+    Returns (max |f| over every step, |f| at each whole second, max |E - E0|, the simulator).
+    loop_tolerance: the residual at which the simulator projects back onto the loops (None: its
+    default, 1e-4 of the model's size); a huge value lets the drift show unchecked."""
     q0, v0 = catalog.initial_state(model)
     sim = engine.Simulator(model, dt=dt, integrator=integrator, q=q0, v=v0)
+    if loop_tolerance is not None:
+        sim.loop_tolerance = loop_tolerance
     sim.stabilization = stabilization
     sim.baumgarte_time = baumgarte_time
     E0 = energy(sim)
@@ -67,10 +72,15 @@ def test_four_bar_rk4_drift_with_and_without_baumgarte():
 @pytest.mark.parametrize("integrator, dt", [("semi_implicit_euler", 1e-3), ("rk4", 1e-2)])
 def test_four_bar_drift_bounded_only_with_baumgarte(integrator, dt):
     """Where the integrator's own error is large, Baumgarte keeps the residual bounded (no trend
-    over 10 s), while without it the loop opens further every second."""
+    over 10 s), while without it (and without the simulator's projection at the loop tolerance)
+    the loop opens further every second. With the projection left on, the drift without Baumgarte
+    is caught at the tolerance and projected away."""
     model = linkage("four_bar")
-    fb, fb_s, dEb, E0, _ = run(model, integrator, dt, 10.0)
-    fn, fn_s, dEn, _, _ = run(model, integrator, dt, 10.0, stabilization="none")
+    fb, fb_s, dEb, E0, simb = run(model, integrator, dt, 10.0, loop_tolerance=1e9)
+    fn, fn_s, dEn, _, _ = run(model, integrator, dt, 10.0, stabilization="none", loop_tolerance=1e9)
+    fg, _, _, _, simg = run(model, integrator, dt, 10.0, stabilization="none")
+    assert simb.loop_projections == 0
+    assert fg <= simg.loop_tolerance < fn and simg.loop_projections > 0
     print(f"\nfour-bar, {integrator}, dt {dt:g}, 10 s: Baumgarte max |f| {fb:.2e} (max |dE| {dEb:.2e} J); "
           f"none: |f| {' '.join(f'{x:.1e}' for x in fn_s)} (max |dE| {dEn:.2e} J)")
     assert np.all(np.diff(fn_s) > 0) and fn_s[-1] > 5 * fn_s[0]        # grows

@@ -56,11 +56,17 @@ INVALID_INERTIA = {
     "tiago_description/robots/tiago_dual.urdf": "base_antenna_left_link",
     "tiago_description/robots/tiago_no_hand.urdf": "base_antenna_left_link",
 }
-# Files our loader refuses in any mode (Pinocchio loads the first two, the last has no link at all).
+# Files our loader refuses in any mode (Pinocchio refuses it too: it has no link at all).
 REFUSED = {
-    "romeo_description/urdf/romeo.urdf": ["link 'LFinger11Link'", "joint 'LHand'", "massless"],
-    "romeo_description/urdf/romeo_laas_small.urdf": ["link 'l_gripper'", "joint 'l_gripper_joint'", "massless"],
     "ur_description/urdf/ur3.urdf": ["no <link>"],
+}
+# Files with a massless chain end (a moving joint carrying no mass): they load with a warning naming
+# the joints, which can then only be acceleration-prescribed.
+MASSLESS_ENDS = {
+    "romeo_description/urdf/romeo.urdf": {f"{s}{f}" for s in "LR" for f in
+                                          ("Hand", "Finger12", "Finger13", "Finger21", "Finger22", "Finger23",
+                                           "Finger31", "Finger32", "Finger33", "Thumb1", "Thumb2", "Thumb3")},
+    "romeo_description/urdf/romeo_laas_small.urdf": {"l_gripper_joint", "r_gripper_joint"},
 }
 
 
@@ -122,6 +128,12 @@ def _pin_q(q, pairs, pm):
     return qp
 
 
+def _pin_name(model, name):
+    """Pinocchio's name of one of our links: ours renames a floating robot's root link "world" to
+    "world_link" ("world" is the ground)."""
+    return "world" if name == "world_link" and "world" not in model.body_names else name
+
+
 def _rel_err(a, b):
     return np.abs(a - b).max(initial=0.0) / max(1.0, np.abs(b).max(initial=0.0))
 
@@ -153,11 +165,24 @@ def test_dynamics_and_frames_match_pinocchio(rel, floating_base):
             tau = engine.inverse_dynamics(model, q, v, a)
             taup = pin.rnea(pm, pd, qp, vp, ap)[P]
             assert _rel_err(tau, taup) < 1e-9, f"{rel}: inverse dynamics differs"
-            # forward dynamics undoes it, as Pinocchio's ABA does
-            tp = np.zeros(pm.nv)
-            tp[P] = tau
-            assert _rel_err(engine.forward_dynamics(model, q, v, tau), pin.aba(pm, pd, qp, vp, tp)[P]) < 1e-9, \
-                f"{rel}: forward dynamics differs"
+            if model.massless_joints:
+                # a massless chain end can not be torque-driven (its articulated inertia is zero):
+                # forward dynamics names the joint; with those joints prescribed, hybrid dynamics
+                # undoes inverse dynamics
+                with pytest.raises(engine.SingularInertiaError) as ei:
+                    engine.forward_dynamics(model, q, v, tau)
+                assert ei.value.joint in model.massless_joints
+                pres = np.zeros(model.nv, dtype=bool)
+                for jn in model.massless_joints:
+                    pres[model.v_slice(jn)] = True
+                a_out, tau_out = engine.hybrid_dynamics(model, q, v, pres, a, tau)
+                assert _rel_err(a_out, a) < 1e-9 and _rel_err(tau_out, tau) < 1e-9, f"{rel}: hybrid differs"
+            else:
+                # forward dynamics undoes it, as Pinocchio's ABA does
+                tp = np.zeros(pm.nv)
+                tp[P] = tau
+                assert _rel_err(engine.forward_dynamics(model, q, v, tau), pin.aba(pm, pd, qp, vp, tp)[P]) < 1e-9, \
+                    f"{rel}: forward dynamics differs"
             assert _rel_err(engine.bias_forces(model, q, v), pin.nle(pm, pd, qp, vp)[P]) < 1e-9, f"{rel}: b differs"
             assert _rel_err(engine.gravity_forces(model, q), pin.computeGeneralizedGravity(pm, pd, qp)[P]) < 1e-9, \
                 f"{rel}: g differs"
@@ -169,7 +194,7 @@ def test_dynamics_and_frames_match_pinocchio(rel, floating_base):
             pin.updateFramePlacements(pm, pd)
             rows = [3, 4, 5, 0, 1, 2]
             for name in model.body_names[-3:]:
-                fid = pm.getFrameId(name, pin.FrameType.BODY)
+                fid = pm.getFrameId(_pin_name(model, name), pin.FrameType.BODY)
                 for frame, ref in (("local", pin.LOCAL), ("world", pin.WORLD)):
                     Jp = pin.getFrameJacobian(pm, pd, fid, ref)[rows][:, P]
                     assert _rel_err(engine.jacobian(model, q, name, frame), Jp) < 1e-9, f"{rel}: J {frame} {name}"
@@ -178,10 +203,32 @@ def test_dynamics_and_frames_match_pinocchio(rel, floating_base):
         for name in model.frames:
             if name == model.ground_name and floating_base:
                 continue
-            fid = pm.getFrameId(name, pin.FrameType.BODY)
+            fid = pm.getFrameId(_pin_name(model, name), pin.FrameType.BODY)
             assert fid < pm.nframes, f"{rel}: Pinocchio has no frame {name}"
             T = engine.frame_pose(model, q, name)
             assert _rel_err(T, pd.oMf[fid].homogeneous) < 1e-9, f"{rel}: frame {name} differs"
+
+
+@pytest.mark.parametrize("rel", sorted(MASSLESS_ENDS))
+def test_massless_chain_ends_load_with_one_warning_naming_the_joints(rel):
+    path = os.path.join(ROBOTS, rel)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = engine.load_urdf(path, load_meshes=False, strict=False)
+    assert set(model.massless_joints) == MASSLESS_ENDS[rel]
+    mine = [w for w in caught if issubclass(w.category, engine.ModelWarning)]
+    assert len(mine) == 1, [str(w.message) for w in caught]
+    for jn in MASSLESS_ENDS[rel]:
+        assert repr(jn) in str(mine[0].message)
+    # torque-driven with those joints held: the robot simulates
+    sim = engine.Simulator(model, dt=1e-3)
+    for jn in model.massless_joints:
+        sim.set_mode(jn, "acceleration")
+    sim.step(20)
+    assert np.all(np.isfinite(sim.q))
+    sim.set_mode(model.massless_joints[0], "torque")
+    with pytest.raises(engine.SingularInertiaError, match=model.massless_joints[0]):
+        sim.step(1)
 
 
 @pytest.mark.parametrize("rel", sorted(REFUSED))

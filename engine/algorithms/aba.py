@@ -21,7 +21,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, velocity_pass_body, spd_inverse,
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, spd_inverse,
                      inertia_scale)
 from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec, congruence_add_blocks
 
@@ -181,4 +181,4 @@ def aba(m_bytes, ws_bytes, q, v, tau, ddq):
     for i in range(1, n + 1):
         mb = m[i]
         articulated_forward_torque(mb, ws[i], ws[mb.parent], ddq)
-    return OK
+    return check_result(ddq, nv)

@@ -13,6 +13,7 @@ Status codes returned by kernels (decoded by ``engine.api``):
     10 * k + 1        argument k has the wrong length
     10 * k + 2        argument k holds NaN or Inf
     10 * k + 3        argument k (a prescription mask) splits a multi-dof joint
+    1                 the inputs were finite but the result is not (a number overflowed inside)
     -i                articulated inertia of body i's joint is singular
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ STATUS = types.int64
 FASTMATH = {"contract", "reassoc", "nsz", "arcp"}
 
 OK = 0
+OVERFLOW = 1
 
 
 @njit(cache=True, inline="always")
@@ -45,6 +47,15 @@ def check_vec(x, n, k):
     for j in range(n):
         if not np.isfinite(x[j]):
             return 10 * k + 2
+    return OK
+
+
+@njit(cache=True, inline="always")
+def check_result(x, n):
+    """OVERFLOW when an output of a kernel whose inputs were finite is NaN or Inf, else OK."""
+    for j in range(n):
+        if not np.isfinite(x[j]):
+            return OVERFLOW
     return OK
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec, check_result
 from .aba import (articulated_first_pass, articulated_backward_torque, articulated_forward_torque,
                   articulated_transfer)
 from ..spatial import Ad_inv_into, mat6_vec
@@ -108,4 +108,7 @@ def hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out):
             articulated_forward_torque(mb, wb, pb, a_out)
             for j in range(mb.nv):
                 tau_out[iv + j] = tau[iv + j]
-    return OK
+    st = check_result(a_out, m[0].nv)
+    if st == OK:
+        st = check_result(tau_out, m[0].nv)
+    return st

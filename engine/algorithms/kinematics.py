@@ -10,7 +10,7 @@ from __future__ import annotations
 from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, check_state, joint_pose,
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, check_result, check_state, joint_pose,
                      velocity_pass_body, world_pose_body, set_identity_pose, bias_pass)
 from ..spatial import mat6_vec
 
@@ -152,7 +152,7 @@ def energy(m_bytes, ws_bytes, q, v, out):
             pe += mb.mass * g[3 + r] * x      # -m g.c with g = -dV_0
     out[0] = ke
     out[1] = pe
-    return OK
+    return check_result(out, 2)
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)

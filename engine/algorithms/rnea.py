@@ -15,7 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, velocity_pass_body
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body
 from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec
 
 
@@ -74,4 +74,4 @@ def rnea(m_bytes, ws_bytes, q, v, a, tau):
     if st != OK:
         return st
     rnea_passes(m, ws, q, v, a, tau)
-    return OK
+    return check_result(tau, nv)
