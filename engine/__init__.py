@@ -18,7 +18,7 @@ from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
 from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix, bias_forces,
                   gravity_forces, coriolis_matrix, kinetic_energy, potential_energy,
-                  forward_kinematics, frame_pose, jacobian, body_jacobian, world_jacobian,
+                  forward_kinematics, body_poses, frame_pose, jacobian, body_jacobian, world_jacobian,
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
 from .urdf import load_urdf, load_urdf_string
@@ -29,6 +29,8 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
                           constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
                           joint_reaction_wrenches, ConstraintWarning)
 from .simulator import Simulator, INTEGRATORS
+from .input_laws import InputLaws
+from . import batch
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
@@ -37,9 +39,9 @@ __all__ = [
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
-    "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
+    "forward_kinematics", "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "load_urdf", "load_urdf_string",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",

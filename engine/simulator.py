@@ -24,6 +24,12 @@ projected back onto the loops (Gauss-Newton on q, least kinetic-energy change of
 and GEAR do), counted in ``loop_projections`` with the last one in ``last_loop_projection``; if
 projection can not bring it back, ``LoopFailure`` (a SimulationDiverged) names the loop.
 
+The step loop is compiled (``engine.steploop``): ``step(n)`` advances n steps in one compiled call,
+with the inputs held (``tau_cmd``, ``a_cmd``) or given by the built-in input laws (``inputs``, an
+``engine.InputLaws``: constant, gravity compensation, PD, sine; hold, track, sine trajectory),
+evaluated inside the loop. Python is entered at every step only for a Python control callback
+(``set_control(fn)``) and while closed loops are enabled; both paths compute the same numbers.
+
 Settings are checked when they are assigned (``dt``, ``integrator``, ``stabilization``,
 ``baumgarte_time``, ``project_every_step``, ``loop_tolerance``): a bad value raises ValueError
 naming the attribute and what it accepts. A finite input that overflows inside a step (a torque
@@ -41,6 +47,8 @@ from .constrained import (constrained_forward_dynamics, constrained_hybrid_dynam
 from .constraints import active_constraints, constraint_residual, constraint_system
 from .algorithms.liegroup import dexp_inv, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
+from .input_laws import InputLaws
+from .stepping import StepLoop
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
@@ -54,8 +62,10 @@ class Simulator:
     and the joint torques at the start of that step (for acceleration-prescribed joints the torque
     hybrid dynamics computed, damping included: what a motor must supply).
     Inputs: ``prescribed`` (bool per velocity coordinate), ``tau_cmd`` and ``a_cmd`` (held over a
-    step), or ``controller(t, q, v) -> (a_cmd, tau_cmd)`` called at every step; ``f_ext`` a dict of
-    body wrenches (body frame) applied during the step.
+    step); or ``inputs``, the built-in input laws (``engine.InputLaws``; they set ``prescribed``);
+    or a Python callback ``set_control(fn)``, fn(t, q, v) -> (a_cmd, tau_cmd) called at every step
+    (``controller`` is the same attribute); ``f_ext`` a dict of body wrenches (body frame) applied
+    during the step.
     """
 
     def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None):
@@ -67,6 +77,8 @@ class Simulator:
         self.tau_cmd = np.zeros(nv)
         self.a_cmd = np.zeros(nv)
         self.controller = None
+        self._inputs_laws = None
+        self._loop = None
         self.f_ext = None
         self._damping = model.damping
         self._has_damping = bool(np.any(self._damping))
@@ -163,6 +175,31 @@ class Simulator:
             raise ValueError(f"loop_tolerance: expected a positive number, got {value!r}")
         self._loop_tolerance = tol
 
+    @property
+    def inputs(self):
+        """The built-in input laws (engine.InputLaws of this model) evaluated inside the compiled
+        loop, or None: tau_cmd and a_cmd are held."""
+        return self._inputs_laws
+
+    @inputs.setter
+    def inputs(self, laws):
+        if laws is not None:
+            if not isinstance(laws, InputLaws):
+                raise ValueError(f"inputs: expected an engine.InputLaws or None, got {type(laws).__name__}")
+            if laws.model.nv != self.model.nv or laws.model.nq != self.model.nq:
+                raise ValueError(f"inputs: the laws were made for model '{laws.model.name}' "
+                                 f"(nq {laws.model.nq}, nv {laws.model.nv}), not for '{self.model.name}'")
+            self.prescribed[:] = laws.prescribed
+        self._inputs_laws = laws
+
+    def set_control(self, fn):
+        """Drive the simulation with a Python callback fn(t, q, v) -> (a_cmd, tau_cmd) (either may
+        be None for zeros), called at every step; the step then runs in Python. None removes it."""
+        if fn is not None and not callable(fn):
+            raise ValueError(f"set_control: expected a callable fn(t, q, v) -> (a_cmd, tau_cmd) or None, "
+                             f"got {type(fn).__name__}")
+        self.controller = fn
+
     # ------------------------------------------------------------------ state and inputs
     @staticmethod
     def _vec(x, n, name):
@@ -253,6 +290,11 @@ class Simulator:
         return a, tau, lam
 
     def _inputs(self):
+        laws = self._inputs_laws
+        if self.controller is None and laws is not None and not laws.is_zero():
+            self.prescribed[:] = laws.prescribed
+            tau_base, acc_base = laws.constant_parts()
+            self.a_cmd, self.tau_cmd = self._steploop().evaluate(laws, self.t, self.q, self.v, tau_base, acc_base)
         if self.controller is not None:
             out = self.controller(self.t, self.q, self.v)
             if out is not None:
@@ -262,11 +304,97 @@ class Simulator:
                 self.tau_cmd = np.zeros(nv) if tau_cmd is None else self._vec(tau_cmd, nv, "tau_cmd")
         return self.a_cmd, self.tau_cmd
 
-    def step(self, n=1):
-        """Advance n steps of dt. Raises SimulationDiverged (the state stays at the last good one)."""
-        for _ in range(int(n)):
+    def step(self, n=1, record=None):
+        """Advance n steps of dt. Raises SimulationDiverged (the state stays at the last good one).
+        record: None, or arrays (t (>= n), q (>= n, nq), v, a, tau (>= n, nv)) that receive, for each
+        step k, its starting state and the a, tau computed there (as ``t_prev``, ``q_prev``,
+        ``v_prev``, ``a``, ``tau`` after that step)."""
+        n = int(n)
+        if n <= 0:
+            return self
+        if record is not None:
+            record = self._check_record(record, n)
+        if self.controller is None and not active_constraints(self.model) and self._compiled_ok():
+            self._step_compiled(n, record)
+            return self
+        for k in range(n):
             self._step_once()
+            if record is not None:
+                record[0][k] = self.t_prev
+                record[1][k] = self.q_prev
+                record[2][k] = self.v_prev
+                record[3][k] = self.a
+                record[4][k] = self.tau
         return self
+
+    def _steploop(self):
+        if self._loop is None or self._loop.model is not self.model:
+            self._loop = StepLoop(self.model)
+        return self._loop
+
+    def _check_record(self, record, n):
+        nq, nv = self.model.nq, self.model.nv
+        try:
+            t, q, v, a, tau = record
+        except (TypeError, ValueError):
+            raise InputError("record: expected a tuple of arrays (t, q, v, a, tau)", "record") from None
+        for name, x, width in (("t", t, None), ("q", q, nq), ("v", v, nv), ("a", a, nv), ("tau", tau, nv)):
+            shape = (n,) if width is None else (n, width)
+            if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous
+                    and x.flags.writeable and x.ndim == len(shape) and x.shape[0] >= n
+                    and x.shape[1:] == shape[1:]):
+                raise InputError(f"record {name}: expected a writable float64 array of shape "
+                                 f"({'>= ' + str(n)}{'' if width is None else ', ' + str(width)})", "record")
+        return t, q, v, a, tau
+
+    def _compiled_ok(self):
+        """The compiled loop handles the state as the Python step would (finite state, valid
+        inputs); anything unusual goes through the Python step, which names the problem."""
+        nv = self.model.nv
+        for x, n in ((self.q, self.model.nq), (self.v, nv)):
+            if not (isinstance(x, np.ndarray) and x.shape == (n,) and np.isfinite(x).all()):
+                return False
+        laws = self._inputs_laws
+        if laws is not None and not laws.is_zero():
+            return True
+        for x in (self.tau_cmd, self.a_cmd):
+            x = np.asarray(x)
+            if x.shape != (nv,) or not np.isfinite(x).all():
+                return False
+        p = np.asarray(self.prescribed)
+        return p.shape == (nv,)
+
+    def _step_compiled(self, n, record):
+        model = self.model
+        loop = self._steploop()
+        laws = self._inputs_laws
+        if laws is not None and not laws.is_zero():
+            self.prescribed[:] = laws.prescribed
+            tau_base, acc_base = laws.constant_parts()
+        else:
+            laws = None
+            tau_base = np.ascontiguousarray(self.tau_cmd, dtype=np.float64)
+            acc_base = np.ascontiguousarray(self.a_cmd, dtype=np.float64)
+        prescribed = np.ascontiguousarray(self.prescribed, dtype=bool)
+        if self._damping.shape != (model.nv,):
+            self._damping = model.damping
+        q = np.array(self.q, dtype=np.float64)
+        v = np.array(self.v, dtype=np.float64)
+        loop.load_fext(self.f_ext)
+        t0 = self.t
+        t, done, st = loop.run(q, v, t0, self.dt, n, self.integrator, prescribed, self._damping, tau_base,
+                               acc_base, laws, record=record)
+        if done:
+            self.t_prev, self.q_prev, self.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
+            self.q, self.v, self.t = q, v, float(t)
+            self.a, self.tau, self.lam = loop.a.copy(), loop.tau.copy(), np.zeros(0)
+            self.steps += done
+            if laws is not None:
+                nq, nv = model.nq, model.nv
+                self.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
+                self.tau_cmd = loop.bad[nq + 3 * nv:].copy()
+        if st:
+            loop.raise_for(st, self.t, self.q, self.v, self.dt, self.integrator, prescribed)
 
     def _step_once(self):
         a_cmd, tau_cmd = self._inputs()

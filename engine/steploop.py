@@ -187,6 +187,53 @@ def _laws(m_bytes, ws_g, t, q, v, code, params, base, d_static, q_ref_static, ta
     return OK
 
 
+@njit(cache=True)
+def _law_flags(code):
+    """(any gravity, any torque sine, any position error, any sine trajectory, any law at all)."""
+    flags = np.zeros(5, dtype=np.bool_)
+    for k in range(code.shape[0]):
+        c = code[k]
+        if c != T_ZERO:
+            flags[4] = True
+        if c == T_GRAVITY:
+            flags[0] = True
+        if c == T_SINE:
+            flags[1] = True
+        if c == T_PD or c == A_HOLD or c == A_TRACK or c == A_SINE:
+            flags[2] = True
+        if c == A_SINE:
+            flags[3] = True
+    return flags
+
+
+@njit(cache=True)
+def _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static):
+    """d_static (the targets of PD and track, 0 elsewhere) and q_ref_static = base (+) d_static."""
+    for k in range(code.shape[0]):
+        c = code[k]
+        d_static[k] = params[k, TARGET] if (c == T_PD or c == A_TRACK) else 0.0
+    if flags[2]:
+        return integrate(m_bytes, base, d_static, q_ref_static)
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, types.float64, VEC_T, VEC_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T),
+      cache=True)
+def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base, tau_cmd, a_cmd):
+    """(a_cmd, tau_cmd) of the input laws at (t, q, v), as one step of ``advance`` computes them
+    (for the Python step, used when a step needs Python: closed loops, a control callback)."""
+    nv = v.shape[0]
+    nq = q.shape[0]
+    flags = _law_flags(code)
+    d_static = np.empty(nv)
+    q_ref_static = np.empty(nq)
+    st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
+    if st != OK:
+        return st
+    return _laws(m_bytes, ws_g, t, q, v, code, params, base, d_static, q_ref_static, tau_base, acc_base,
+                 flags, np.zeros(nv), np.empty(nv), np.empty(nv), np.empty(nq), np.empty(nv), tau_cmd, a_cmd)
+
+
 @njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
              BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
              VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T), cache=True)
@@ -198,7 +245,7 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
     After each step a_out, tau_out hold that step's a1 and tau (inputs at its start), q_prev, v_prev
     and tv[1] its starting state; with rec_t.shape[0] >= n the rows of every step (t, q, v, a, tau
     at the step's start) are recorded. done[0] counts the steps taken; bad[nq+2nv:nq+4nv] holds the
-    last step's (a_cmd, tau_cmd). On DIVERGED, bad[:nq+2nv] holds (q+, v+, a1) of the failed step
+    (a_cmd, tau_cmd) of the last step begun. On DIVERGED, bad[:nq+2nv] holds (q+, v+, a1) of the failed step
     and the state is that step's start."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq
@@ -212,20 +259,8 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
     for k in range(nv):
         if damping[k] != 0.0:
             has_damping = True
-    flags = np.zeros(4, dtype=np.bool_)
-    any_law = False
-    for k in range(nv):
-        c = code[k]
-        if c != T_ZERO:
-            any_law = True
-        if c == T_GRAVITY:
-            flags[0] = True
-        if c == T_SINE:
-            flags[1] = True
-        if c == T_PD or c == A_HOLD or c == A_TRACK or c == A_SINE:
-            flags[2] = True
-        if c == A_SINE:
-            flags[3] = True
+    flags = _law_flags(code)
+    any_law = flags[4]
     record = rec_t.shape[0] >= n
     nseq = tau_seq.shape[0]
     # scratch, allocated once per call
@@ -257,13 +292,9 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
     x6 = np.empty(6)
     g6 = np.empty(6)
     b12 = np.empty(12)
-    for k in range(nv):
-        c = code[k]
-        d_static[k] = params[k, TARGET] if (c == T_PD or c == A_TRACK) else 0.0
-    if flags[2]:
-        st = integrate(m_bytes, base, d_static, q_ref_static)
-        if st != OK:
-            return st
+    st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
+    if st != OK:
+        return st
     done[0] = 0
     for step in range(n):
         t = tv[0]
@@ -282,6 +313,9 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             for k in range(nv):
                 tau_cmd[k] = tau_b[k]
                 a_cmd[k] = acc_base[k]
+        for k in range(nv):
+            bad[nq + 2 * nv + k] = a_cmd[k]
+            bad[nq + 3 * nv + k] = tau_cmd[k]
         st = _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
                     tau_in, a1, tau1)
         if st != OK:
@@ -362,8 +396,6 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             v[k] = v_new[k]
             a_out[k] = a1[k]
             tau_out[k] = tau1[k]
-            bad[nq + 2 * nv + k] = a_cmd[k]
-            bad[nq + 3 * nv + k] = tau_cmd[k]
         tv[1] = t
         tv[0] = t + h
         done[0] = step + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .steploop import advance, RK4, SEMI_IMPLICIT_EULER, EULER, DIVERGED, NPARAMS
+from .steploop import advance, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER, DIVERGED, NPARAMS
 from .errors import SimulationDiverged, SingularInertiaError
 from .model import WS_DTYPE
 
@@ -63,7 +63,19 @@ class StepLoop:
                      self.bad, *rec, self.done)
         return self.tv[0], int(self.done[0]), st
 
-    def raise_for(self, st, t, q, v, dt, integrator):
+    def evaluate(self, laws, t, q, v, tau_base, acc_base):
+        """(a_cmd, tau_cmd) of the input laws at (t, q, v)."""
+        nv = self.model.nv
+        tau_cmd = np.empty(nv)
+        a_cmd = np.empty(nv)
+        st = evaluate_laws(self.model._mb, self.ws_gb, float(t), q, v, laws.code, laws.params, laws.base,
+                           tau_base, acc_base, tau_cmd, a_cmd)
+        if st:
+            from .api import _raise
+            _raise(self.model, st, ("q", "v"), (q, v), "input laws")
+        return a_cmd, tau_cmd
+
+    def raise_for(self, st, t, q, v, dt, integrator, prescribed=None):
         """The error a non-zero status of ``run`` stands for (the state q, v at t is the last good)."""
         m = self.model
         if st == DIVERGED:
@@ -78,9 +90,14 @@ class StepLoop:
                                          float(x[k]), dt, integrator)
         if st < 0:
             raise SingularInertiaError(m.joints[-st - 1].name)
-        # a stage kernel refused its input: the state overflowed inside the step
-        raise SimulationDiverged(t, q.copy(), v.copy(), "a stage of the step (non-finite intermediate state)",
-                                 float("nan"), dt, integrator)
+        if st % 10 == 3:            # the prescription splits a joint (hybrid dynamics' argument 3)
+            from .api import _raise
+            _raise(m, st, ("q", "v", "prescribed"), (q, v, prescribed))
+        # a stage kernel refused a non-finite intermediate state, or its result overflowed
+        big = max(float(np.max(np.abs(self.bad[-2 * m.nv:]), initial=0.0)), 0.0)
+        what = (f"the dynamics (a number overflowed inside the step; largest input {big:.3g}, "
+                f"largest |v| {float(np.max(np.abs(v), initial=0.0)):.3g})")
+        raise SimulationDiverged(t, q.copy(), v.copy(), what, float("inf"), dt, integrator)
 
 
 def _coordinate(model, name, idx):
