@@ -55,6 +55,13 @@ STABILIZATIONS = ("baumgarte", "none")
 LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
 
 
+def _writable(x, dtype):
+    """x as a writable contiguous array of dtype (the compiled loop's signature takes writable
+    arrays; it never writes the inputs)."""
+    a = np.ascontiguousarray(x, dtype=dtype)
+    return a if a.flags.writeable else a.copy()
+
+
 class Simulator:
     """Simulate a model: ``sim = Simulator(model, dt=1e-3, integrator="rk4"); sim.step(1000)``.
 
@@ -373,9 +380,9 @@ class Simulator:
             tau_base, acc_base = laws.constant_parts()
         else:
             laws = None
-            tau_base = np.ascontiguousarray(self.tau_cmd, dtype=np.float64)
-            acc_base = np.ascontiguousarray(self.a_cmd, dtype=np.float64)
-        prescribed = np.ascontiguousarray(self.prescribed, dtype=bool)
+            tau_base = _writable(self.tau_cmd, np.float64)
+            acc_base = _writable(self.a_cmd, np.float64)
+        prescribed = _writable(self.prescribed, np.bool_)
         if self._damping.shape != (model.nv,):
             self._damping = model.damping
         q = np.array(self.q, dtype=np.float64)
