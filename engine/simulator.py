@@ -280,9 +280,21 @@ class Simulator:
         model = self.model
         tau_in = tau_cmd - self._damping * v if self._has_damping else tau_cmd
         lam = np.zeros(0)
-        if active_constraints(model):
+        active = active_constraints(model)
+        if active:
             gains = self.baumgarte()
-            if not self.prescribed.any():
+            loop = self._steploop()
+            packed = loop.packed_loops(active)
+            out = None
+            if packed is not None:
+                out = loop.loop_dynamics(packed, q, v, _writable(self.prescribed, np.bool_),
+                                         _writable(a_cmd, np.float64), _writable(tau_in, np.float64),
+                                         self.f_ext, gains)
+            if out is not None:
+                a, tau, lam = out
+                if not self.prescribed.any():
+                    tau = tau_cmd
+            elif not self.prescribed.any():
                 a, lam = constrained_forward_dynamics(model, q, v, tau_in, self.f_ext, gains)
                 tau = tau_cmd
             else:

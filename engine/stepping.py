@@ -21,8 +21,12 @@ class StepLoop:
         nq, nv = model.nq, model.nv
         self.ws = np.zeros(n, dtype=WS_DTYPE)
         self.ws_g = np.zeros(n, dtype=WS_DTYPE)
+        self.ws_k = np.zeros(n, dtype=WS_DTYPE)
         self.wsb = self.ws.view(np.uint8)
         self.ws_gb = self.ws_g.view(np.uint8)
+        self.ws_kb = self.ws_k.view(np.uint8)
+        self.gains = np.zeros(3)
+        self._packed = (None, None)
         self.tv = np.zeros(2)
         self.a = np.zeros(nv)
         self.tau = np.zeros(nv)
@@ -62,6 +66,41 @@ class StepLoop:
                      self.no_seq if tau_seq is None else tau_seq, self.a, self.tau, self.q_prev, self.v_prev,
                      self.bad, *rec, self.done)
         return self.tv[0], int(self.done[0]), st
+
+    def packed_loops(self, active):
+        """The compiled description of the active constraints (engine.loopkernels.pack), cached
+        while the same constraints are active; None when one of them is not a built-in kind."""
+        key = tuple(id(c) for c in active)
+        if self._packed[0] != key:
+            from .loopkernels import pack
+            self._packed = (key, pack(active, self.model))
+        return self._packed[1]
+
+    def loop_dynamics(self, packed, q, v, prescribed, a_cmd, tau_in, f_ext, gains):
+        """(a, tau, lam) of the constrained (hybrid) dynamics in one compiled call, or None when the
+        compiled path declines (rank deficient rows, a degenerate constraint, bad input): the
+        caller then takes the Python path, which warns or names the problem."""
+        from .loopkernels import constrained_dynamics
+        ci, cf, nrows = packed
+        nv = self.model.nv
+        self.load_fext(f_ext)
+        g = self.gains
+        if gains is None:
+            g[0] = 0.0
+        else:
+            g[0], g[1], g[2] = 1.0, gains[0], gains[1]
+        a = np.empty(nv)
+        tau = np.empty(nv)
+        lam = np.empty(nrows)
+        try:
+            st = constrained_dynamics(self.model._mb, self.wsb, self.ws_kb, q, v, prescribed, a_cmd, tau_in, ci, cf,
+                                      nrows, g, a, tau, lam)
+        except (TypeError, ZeroDivisionError):
+            return None
+        finally:
+            if f_ext:
+                self.ws["fext"] = 0.0
+        return (a, tau, lam) if st == 0 else None
 
     def evaluate(self, laws, t, q, v, tau_base, acc_base):
         """(a_cmd, tau_cmd) of the input laws at (t, q, v)."""
