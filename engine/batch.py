@@ -28,6 +28,7 @@ from .algorithms.rnea import rnea
 from .errors import InputError, SingularInertiaError, SimulationDiverged
 from .model import WS_DTYPE
 from .steploop import advance, NPARAMS
+from .loopkernels import NI, NF
 from .stepping import INTEGRATOR_CODES
 
 
@@ -82,6 +83,10 @@ def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, nchunk
         rec_tau = np.empty((steps, nv))
         rec_t = np.empty(steps + 1)
         done = np.zeros(1, dtype=np.int64)
+        ci = np.zeros((0, NI), dtype=np.int64)
+        cf = np.zeros((0, NF))
+        gains = np.zeros(4)
+        lam = np.zeros(0)
         for i in range(c * N // nchunks, (c + 1) * N // nchunks):
             for k in range(nq):
                 q[k] = Q[i, 0, k]
@@ -91,7 +96,7 @@ def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, nchunk
             seq = TAUS[0] if shared else TAUS[i]
             st = advance(m_bytes, ws, ws_g, q, v, tv, dt, steps, integrator, prescribed, code, params, q,
                          damping, zero, zero, seq, a_out, tau_out, q_prev, v_prev, bad[i], rec_t, Q[i], V[i],
-                         rec_a, rec_tau, done)
+                         rec_a, rec_tau, done, ws_g, ci, cf, gains, lam)
             status[i] = st
             n = done[0]
             for k in range(nq):

@@ -48,7 +48,7 @@ from .constraints import active_constraints, constraint_residual, constraint_sys
 from .algorithms.liegroup import dexp_inv, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
 from .input_laws import InputLaws
-from .stepping import StepLoop
+from .stepping import StepLoop, PYTHON_STEP
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
@@ -333,18 +333,35 @@ class Simulator:
             return self
         if record is not None:
             record = self._check_record(record, n)
-        if self.controller is None and not active_constraints(self.model) and self._compiled_ok():
-            self._step_compiled(n, record)
-            return self
-        for k in range(n):
-            self._step_once()
+        loops = self._loop_spec() if self.controller is None else False
+        k = 0
+        while k < n:
+            if loops is not False and self._compiled_ok():
+                rec = None if record is None else tuple(r[k:] for r in record)
+                done, python_step = self._step_compiled(n - k, rec, loops)
+                k += done
+                if not python_step:
+                    continue
+            self._step_once()       # a Python callback, Pfaffian rows, or one step the loop declined
             if record is not None:
                 record[0][k] = self.t_prev
                 record[1][k] = self.q_prev
                 record[2][k] = self.v_prev
                 record[3][k] = self.a
                 record[4][k] = self.tau
+            k += 1
         return self
+
+    def _loop_spec(self):
+        """None without enabled loops; the packed loops for the compiled step; False when the
+        step must run in Python (a Pfaffian constraint, projection after every step)."""
+        active = active_constraints(self.model)
+        if not active:
+            return None
+        if self._project_every_step:
+            return False
+        packed = self._steploop().packed_loops(active)
+        return False if packed is None else packed
 
     def _steploop(self):
         if self._loop is None or self._loop.model is not self.model:
@@ -383,7 +400,8 @@ class Simulator:
         p = np.asarray(self.prescribed)
         return p.shape == (nv,)
 
-    def _step_compiled(self, n, record):
+    def _step_compiled(self, n, record, loops=None):
+        """Up to n steps in the compiled loop: (steps taken, whether the next step needs Python)."""
         model = self.model
         loop = self._steploop()
         laws = self._inputs_laws
@@ -401,19 +419,24 @@ class Simulator:
         v = np.array(self.v, dtype=np.float64)
         loop.load_fext(self.f_ext)
         t0 = self.t
+        gains = self.baumgarte() if loops is not None else None
         t, done, st = loop.run(q, v, t0, self.dt, n, self.integrator, prescribed, self._damping, tau_base,
-                               acc_base, laws, record=record)
+                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance)
         if done:
             self.t_prev, self.q_prev, self.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
             self.q, self.v, self.t = q, v, float(t)
-            self.a, self.tau, self.lam = loop.a.copy(), loop.tau.copy(), np.zeros(0)
+            self.a, self.tau = loop.a.copy(), loop.tau.copy()
+            self.lam = loop.lam.copy() if loops is not None else np.zeros(0)
             self.steps += done
             if laws is not None:
                 nq, nv = model.nq, model.nv
                 self.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
                 self.tau_cmd = loop.bad[nq + 3 * nv:].copy()
+        if st == PYTHON_STEP:
+            return done, True
         if st:
             loop.raise_for(st, self.t, self.q, self.v, self.dt, self.integrator, prescribed)
+        return done, False
 
     def _step_once(self):
         a_cmd, tau_cmd = self._inputs()

@@ -39,6 +39,7 @@ from .algorithms.hybrid import hybrid
 from .algorithms.rnea import rnea
 from .algorithms.liegroup import integrate, difference
 from .spatial import ad_into
+from .loopkernels import constrained_dynamics, constraint_rows, IMAT_T
 
 INT_T = types.Array(types.int64, 1, "C")
 
@@ -54,6 +55,8 @@ NPARAMS = 8
 
 # statuses of the loop (besides the dynamics kernels' own codes, returned as they are)
 DIVERGED = 1000          # q, v or a left the bounded finite range; the state is that step's start
+PYTHON_STEP = 1001       # this step needs the Python path (rank-deficient or degenerate loop rows, or the
+                         # loops drifted past the tolerance): not taken, the state is its start
 LIMIT = 1e10
 
 
@@ -109,8 +112,9 @@ def _bounded(x):
 
 @njit(cache=True)
 def _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-           tau_in, a, tau):
-    """(a, tau) of one stage: ABA or hybrid dynamics with damping as the passive torque -d v."""
+           tau_in, a, tau, ws_k, ci, cf, gains, lam):
+    """(a, tau) of one stage: ABA or hybrid dynamics with damping as the passive torque -d v; with
+    closed loops (ci has rows) the constrained dynamics of engine.loopkernels, multipliers in lam."""
     nv = v.shape[0]
     if has_damping:
         for k in range(nv):
@@ -118,6 +122,18 @@ def _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, dampin
     else:
         for k in range(nv):
             tau_in[k] = tau_cmd[k]
+    if ci.shape[0] > 0:
+        st = constrained_dynamics(m_bytes, ws, ws_k, q, v, prescribed, a_cmd, tau_in, ci, cf, lam.shape[0],
+                                  gains, a, tau, lam)
+        if st != OK:
+            return st
+        if not any_prescribed:
+            for k in range(nv):
+                tau[k] = tau_cmd[k]
+        elif has_damping:
+            for k in range(nv):
+                tau[k] = tau[k] + damping[k] * v[k] if prescribed[k] else tau_cmd[k]
+        return OK
     if not any_prescribed:
         st = aba(m_bytes, ws, q, v, tau_in, a)
         for k in range(nv):
@@ -236,17 +252,23 @@ def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base
 
 @njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
              BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
-             VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T), cache=True)
+             VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T),
+      cache=True)
 def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
             tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
-            rec_a, rec_tau, done):
+            rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out):
     """Advance (tv[0], q, v) by n steps of dt in place. ws is the dynamics workspace (its fext rows
     hold the external wrenches for the whole call), ws_g the gravity-compensation workspace.
     After each step a_out, tau_out hold that step's a1 and tau (inputs at its start), q_prev, v_prev
     and tv[1] its starting state; with rec_t.shape[0] >= n the rows of every step (t, q, v, a, tau
     at the step's start) are recorded. done[0] counts the steps taken; bad[nq+2nv:nq+4nv] holds the
     (a_cmd, tau_cmd) of the last step begun. On DIVERGED, bad[:nq+2nv] holds (q+, v+, a1) of the failed step
-    and the state is that step's start."""
+    and the state is that step's start.
+    Closed loops: ci, cf describe the enabled constraints (engine.loopkernels.pack; no rows: none),
+    gains = (Baumgarte on, alpha, beta, residual tolerance), ws_k their kinematics workspace and
+    lam_out receives the last step's multipliers. A step whose loop rows are rank deficient or
+    degenerate, or after which the residual |f(q)| exceeds the tolerance, is not taken: PYTHON_STEP
+    (the Python step warns, projects or names the loop)."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq
     nv = m[0].nv
@@ -292,6 +314,13 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
     x6 = np.empty(6)
     g6 = np.empty(6)
     b12 = np.empty(12)
+    nrows = lam_out.shape[0]
+    loops = ci.shape[0] > 0
+    lam1 = np.empty(nrows)
+    lams = np.empty(nrows)
+    fr = np.empty(nrows)
+    Ar = np.empty((nrows, nv))
+    br = np.empty(nrows)
     st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
     if st != OK:
         return st
@@ -317,9 +346,9 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             bad[nq + 2 * nv + k] = a_cmd[k]
             bad[nq + 3 * nv + k] = tau_cmd[k]
         st = _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-                    tau_in, a1, tau1)
+                    tau_in, a1, tau1, ws_k, ci, cf, gains, lam1)
         if st != OK:
-            return st
+            return PYTHON_STEP if (loops and st > 2000) else st
         if integrator == EULER:
             for k in range(nv):
                 xi[k] = h * v[k]
@@ -340,9 +369,9 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             st = integrate(m_bytes, q, xi, qs)
             if st == OK:
                 st = _stage(m_bytes, ws, qs, vs, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
-                            has_damping, tau_in, a2, taus)
+                            has_damping, tau_in, a2, taus, ws_k, ci, cf, gains, lams)
             if st != OK:
-                return st
+                return PYTHON_STEP if (loops and st > 2000) else st
             dexp_inv_into(m_bytes, xi, vs, d2, x6, g6, b12)
             # stage 3
             for k in range(nv):
@@ -351,9 +380,9 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             st = integrate(m_bytes, q, xi, qs)
             if st == OK:
                 st = _stage(m_bytes, ws, qs, vs, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
-                            has_damping, tau_in, a3, taus)
+                            has_damping, tau_in, a3, taus, ws_k, ci, cf, gains, lams)
             if st != OK:
-                return st
+                return PYTHON_STEP if (loops and st > 2000) else st
             dexp_inv_into(m_bytes, xi, vs, d3, x6, g6, b12)
             # stage 4
             for k in range(nv):
@@ -362,9 +391,9 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             st = integrate(m_bytes, q, xi, qs)
             if st == OK:
                 st = _stage(m_bytes, ws, qs, vs, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
-                            has_damping, tau_in, a4, taus)
+                            has_damping, tau_in, a4, taus, ws_k, ci, cf, gains, lams)
             if st != OK:
-                return st
+                return PYTHON_STEP if (loops and st > 2000) else st
             dexp_inv_into(m_bytes, xi, vs, d4, x6, g6, b12)
             c6 = h / 6.0
             for k in range(nv):
@@ -380,6 +409,18 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
                 bad[nq + k] = v_new[k]
                 bad[nq + nv + k] = a1[k]
             return DIVERGED
+        if loops:
+            st = constraint_rows(m_bytes, ws_k, q_new, zero, ci, cf, fr, Ar, br)
+            if st != OK:
+                return PYTHON_STEP
+            res = 0.0
+            for r in range(nrows):
+                if not np.isnan(fr[r]):
+                    res += fr[r] * fr[r]
+            if not (math.sqrt(res) <= gains[3]):
+                return PYTHON_STEP
+            for r in range(nrows):
+                lam_out[r] = lam1[r]
         if record:
             rec_t[step] = t
             for k in range(nq):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .steploop import advance, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER, DIVERGED, NPARAMS
+from .steploop import advance, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER, DIVERGED, PYTHON_STEP, NPARAMS
+from .loopkernels import NI, NF
 from .errors import SimulationDiverged, SingularInertiaError
 from .model import WS_DTYPE
 
@@ -37,21 +38,30 @@ class StepLoop:
         self.no_code = np.zeros(nv, dtype=np.int64)
         self.no_params = np.zeros((nv, NPARAMS))
         self.no_seq = np.zeros((0, nv))
+        self.no_ci = np.zeros((0, NI), dtype=np.int64)
+        self.no_cf = np.zeros((0, NF))
+        self.loop_gains = np.zeros(4)
+        self.lam = np.zeros(0)
+        self._fext_loaded = False
         self.no_rec = (np.zeros(0), np.zeros((0, nq)), np.zeros((0, nv)), np.zeros((0, nv)), np.zeros((0, nv)))
 
     def load_fext(self, f_ext):
         """External body wrenches for the next run (None or {} for none)."""
         from .api import _load_fext
-        self.ws["fext"] = 0.0
+        if self._fext_loaded:
+            self.ws["fext"] = 0.0
+            self._fext_loaded = False
         if f_ext:
+            self._fext_loaded = True
             try:
                 _load_fext(self.model, self.ws, f_ext)
             except Exception:
                 self.ws["fext"] = 0.0
+                self._fext_loaded = False
                 raise
 
     def run(self, q, v, t, dt, n, integrator, prescribed, damping, tau_base, acc_base, laws=None,
-            tau_seq=None, record=None):
+            tau_seq=None, record=None, loops=None, gains=None, tol=np.inf):
         """Advance (t, q, v) in place by n steps; returns (t, steps done, status). q and v must be
         float64 contiguous arrays (they are updated in place up to the last good step)."""
         m = self.model
@@ -61,10 +71,19 @@ class StepLoop:
         else:
             code, params, base = self.no_code, self.no_params, q
         rec = self.no_rec if record is None else record
+        if loops is None:
+            ci, cf, nrows = self.no_ci, self.no_cf, 0
+        else:
+            ci, cf, nrows = loops
+        if self.lam.shape[0] != nrows:
+            self.lam = np.zeros(nrows)
+        g = self.loop_gains
+        g[0], g[1], g[2] = (0.0, 0.0, 0.0) if gains is None else (1.0, gains[0], gains[1])
+        g[3] = tol
         st = advance(m._mb, self.wsb, self.ws_gb, q, v, self.tv, float(dt), int(n), INTEGRATOR_CODES[integrator],
                      prescribed, code, params, base, damping, tau_base, acc_base,
                      self.no_seq if tau_seq is None else tau_seq, self.a, self.tau, self.q_prev, self.v_prev,
-                     self.bad, *rec, self.done)
+                     self.bad, *rec, self.done, self.ws_kb, ci, cf, g, self.lam)
         return self.tv[0], int(self.done[0]), st
 
     def packed_loops(self, active):
@@ -97,9 +116,6 @@ class StepLoop:
                                       nrows, g, a, tau, lam)
         except (TypeError, ZeroDivisionError):
             return None
-        finally:
-            if f_ext:
-                self.ws["fext"] = 0.0
         return (a, tau, lam) if st == 0 else None
 
     def evaluate(self, laws, t, q, v, tau_base, acc_base):
