@@ -360,7 +360,7 @@ class Simulator:
             return None
         if self._project_every_step:
             return False
-        packed = self._steploop().packed_loops(active)
+        packed = self._steploop().packed_loops(active, fresh=True)
         return False if packed is None else packed
 
     def _steploop(self):

@@ -86,11 +86,12 @@ class StepLoop:
                      self.bad, *rec, self.done, self.ws_kb, ci, cf, g, self.lam)
         return self.tv[0], int(self.done[0]), st
 
-    def packed_loops(self, active):
+    def packed_loops(self, active, fresh=False):
         """The compiled description of the active constraints (engine.loopkernels.pack), cached
-        while the same constraints are active; None when one of them is not a built-in kind."""
+        while the same constraints are active (fresh: packed again, as at every Simulator.step
+        call, so an edited constraint takes effect); None when one of them is not a built-in kind."""
         key = tuple(id(c) for c in active)
-        if self._packed[0] != key:
+        if fresh or self._packed[0] != key:
             from .loopkernels import pack
             self._packed = (key, pack(active, self.model))
         return self._packed[1]

@@ -131,7 +131,7 @@ def test_simulation_with_compiled_loops_equals_the_python_path(name):
     for compiled in (True, False):
         sim = engine.Simulator(model, dt=1e-3, integrator="rk4", q=q0, v=v0)
         if not compiled:
-            sim._steploop().packed_loops = lambda active: None
+            sim._steploop().packed_loops = lambda active, fresh=False: None
         sim.step(200)
         out.append(sim)
     a, b = out
