@@ -42,8 +42,7 @@ import math
 import numpy as np
 
 from .api import forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy
-from .constrained import (constrained_forward_dynamics, constrained_hybrid_dynamics, project_constraints,
-                          baumgarte_gains)
+from .constrained import project_constraints, baumgarte_gains, _forward_python, _hybrid_python
 from .constraints import active_constraints, constraint_residual, constraint_system
 from .algorithms.liegroup import dexp_inv, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
@@ -294,12 +293,11 @@ class Simulator:
                 a, tau, lam = out
                 if not self.prescribed.any():
                     tau = tau_cmd
-            elif not self.prescribed.any():
-                a, lam = constrained_forward_dynamics(model, q, v, tau_in, self.f_ext, gains)
+            elif not self.prescribed.any():       # the rank-revealing path (the kernel declined)
+                a, lam = _forward_python(model, q, v, tau_in, self.f_ext, gains)
                 tau = tau_cmd
             else:
-                a, tau, lam = constrained_hybrid_dynamics(model, q, v, self.prescribed, a_cmd, tau_in,
-                                                          self.f_ext, gains)
+                a, tau, lam = _hybrid_python(model, q, v, self.prescribed, a_cmd, tau_in, self.f_ext, gains)
         elif not self.prescribed.any():
             return forward_dynamics(model, q, v, tau_in, self.f_ext), tau_cmd, lam
         else:

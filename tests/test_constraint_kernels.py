@@ -8,6 +8,7 @@ import pytest
 import engine
 from engine import catalog
 from engine.constraints import active_constraints
+from engine.constrained import _forward_python, _hybrid_python
 from engine.loopkernels import pack, constraint_rows, constrained_dynamics, RANK_DEFICIENT
 from conftest import assert_close
 from loop_models import LINKAGES, linkage, random_closed_pair, CLOSURE_KINDS
@@ -60,7 +61,7 @@ def test_rows_and_dynamics_of_the_shipped_loop_models(name):
     for _ in range(5):
         q, v, tau = state(model, rng)
         same_rows(model, q, v, cs)
-        a, lam = engine.constrained_forward_dynamics(model, q, v, tau, None, (10.0, 10.0))
+        a, lam = _forward_python(model, q, v, tau, None, (10.0, 10.0))
         ac, tc, lc = compiled_dynamics(model, q, v, tau, cs, gains=(10.0, 10.0))
         assert_close(ac, a, 1e-9, f"{name} ddq")
         assert_close(lc, lam, 1e-9, f"{name} lambda")
@@ -72,7 +73,7 @@ def test_rows_and_dynamics_of_the_shipped_loop_models(name):
         pres[j.idx_v:j.idx_v + j.nv] = True
         acc = rng.normal(size=model.nv)
         try:
-            a, t, lam = engine.constrained_hybrid_dynamics(model, q, v, pres, acc, tau, None, None)
+            a, t, lam = _hybrid_python(model, q, v, pres, acc, tau, None, None)
         except engine.InputError:
             continue
         ac, tc, lc = compiled_dynamics(model, q, v, tau, cs, pres, acc)
@@ -97,7 +98,7 @@ def test_random_trees_with_every_closure_kind(seed):
     for _ in range(3):
         q, v, tau = state(model, rng, q0)
         same_rows(model, q, v, cs)
-        a, lam = engine.constrained_forward_dynamics(model, q, v, tau, None, (5.0, 5.0), cs)
+        a, lam = _forward_python(model, q, v, tau, None, (5.0, 5.0), cs)
         ac, _, lc = compiled_dynamics(model, q, v, tau, cs, gains=(5.0, 5.0))
         assert_close(ac, a, 1e-8, "ddq")
         assert_close(lc, lam, 1e-8, "lambda")
@@ -138,3 +139,13 @@ def test_simulation_with_compiled_loops_equals_the_python_path(name):
     assert_close(a.q, b.q, 1e-9, f"{name} q after 0.2 s")
     assert_close(a.v, b.v, 1e-8, f"{name} v after 0.2 s")
     assert_close(a.lam, b.lam, 1e-7, f"{name} lambda")
+
+
+@pytest.mark.parametrize("name", LINKAGES)
+def test_public_constrained_dynamics_use_the_kernel_and_agree(name):
+    model = linkage(name)
+    q, v, tau = state(model, np.random.default_rng(5))
+    a, lam = engine.constrained_forward_dynamics(model, q, v, tau, None, (3.0, 3.0))
+    a_py, lam_py = _forward_python(model, q, v, tau, None, (3.0, 3.0))
+    assert_close(a, a_py, 1e-9, "ddq")
+    assert_close(lam, lam_py, 1e-9, "lambda")
