@@ -3,8 +3,9 @@
     jointlab [MODEL] [--screenshot PATH --quit-after SECONDS] [--package-path DIR]   open the app
     jointlab simulate MODEL --duration S --dt DT --integrator NAME --csv OUT          headless run
 
-MODEL is a URDF path, a shipped asset name (see `jointlab models`) or, when the
-example-robot-data package is installed, one of its robot names.
+MODEL is a URDF path, an MJCF path (.xml with a <mujoco> root, or .mjcf; needs the mujoco package),
+a shipped asset name (see `jointlab models`) or, when the example-robot-data package is installed,
+one of its robot names; installed Gymnasium MuJoCo models are named "gym:NAME" ("gym:humanoid").
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import sys
 def _simulate_parser():
     p = argparse.ArgumentParser(prog="jointlab simulate",
                                 description="Simulate a model without a window and write t, q, v, a, tau per step to CSV.")
-    p.add_argument("model", help="URDF path, shipped asset name or example-robot-data robot name")
+    p.add_argument("model", help="URDF or MJCF path, shipped asset name, example-robot-data robot name "
+                   "or gym:NAME")
     p.add_argument("--duration", type=float, default=5.0, help="simulated time in seconds (default 5)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step in seconds (default 0.001)")
     p.add_argument("--integrator", default="rk4", choices=["rk4", "semi_implicit_euler", "euler"])
@@ -33,7 +35,8 @@ def _simulate_parser():
 def _gui_parser():
     p = argparse.ArgumentParser(prog="jointlab", description="JointLab: interactive articulated-body dynamics. "
                                 "Subcommands: 'jointlab simulate ...' (headless), 'jointlab models' (list models).")
-    p.add_argument("model", nargs="?", default=None, help="URDF path or model name (default: double_pendulum)")
+    p.add_argument("model", nargs="?", default=None,
+                   help="URDF or MJCF path, or model name (default: double_pendulum)")
     p.add_argument("--screenshot", default=None, metavar="PATH", help="write a PNG of the window and exit (with --quit-after)")
     p.add_argument("--quit-after", type=float, default=None, metavar="SECONDS", help="run this long, then exit")
     p.add_argument("--package-path", action="append", default=[], metavar="DIR")

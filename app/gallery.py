@@ -1,5 +1,6 @@
 """The model gallery: the shipped models (with what each demonstrates and suggested joint modes),
-then example-robot-data's robots when that package is installed."""
+then example-robot-data's robots and the MJCF models of Gymnasium and dm_control when those
+packages are installed (``engine.catalog.list_models``)."""
 from __future__ import annotations
 
 import html
@@ -41,7 +42,9 @@ class Gallery(QtWidgets.QWidget):
             src = e.get("source", "")
             if src != last_source:
                 head = QtWidgets.QListWidgetItem({"assets": "— shipped models —", "builtin": "— built in code —",
-                                                  "example-robot-data": "— example-robot-data —"}.get(src, src))
+                                                  "example-robot-data": "— example-robot-data —",
+                                                  "gymnasium": "— Gymnasium (MuJoCo MJCF) —",
+                                                  "dm_control": "— dm_control suite (MJCF) —"}.get(src, src))
                 head.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
                 self.list.addItem(head)
                 last_source = src

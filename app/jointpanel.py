@@ -52,6 +52,7 @@ class JointRow(QtCore.QObject):
         self.inputs = {"torque": default_input("torque", scale=scale),
                        "acceleration": default_input("acceleration")}
         self.current = self.inputs["torque"]
+        self.torque_refusal = None      # why this joint can not be torque-driven (None: it can)
         self.name_label = QtWidgets.QLabel(f"<b>{joint.name}</b>")
         self.name_label.setToolTip(f"{joint.kind} joint, {joint.nv} coordinate(s)")
         self.mode = QtWidgets.QComboBox()
@@ -118,6 +119,12 @@ class JointRow(QtCore.QObject):
         self.params_layout.addStretch(1)
 
     def _mode_changed(self, mode):
+        if mode == "torque" and self.torque_refusal:
+            self.mode.blockSignals(True)
+            self.mode.setCurrentText(self.current.mode)
+            self.mode.blockSignals(False)
+            self.hint.emit(self.torque_refusal)
+            return
         self.current = self.inputs[mode]
         self._fill_laws(mode)
         self.changed.emit(self.joint.name, self.current)
@@ -242,14 +249,21 @@ class JointPanel(QtWidgets.QWidget):
         mode = self.all_mode.currentText()
         kind = self.all_law.currentData()
         out = {}
+        kept = []
         for name, row in self.rows.items():
             if row.joint.kind == "free":
+                continue
+            if mode == "torque" and row.torque_refusal:
+                kept.append(name)
                 continue
             inp = row.inputs[mode].with_(kind=kind)
             row.set_input(inp, emit=False)
             out[name] = inp
         if out:
             self.inputsChanged.emit(out)
+        if kept:
+            self.hint.emit(f"{len(kept)} joint(s) stay acceleration-prescribed: they move only massless links "
+                           f"({', '.join(kept[:4])}{' ...' if len(kept) > 4 else ''})")
 
     def set_input(self, joint, inp):
         self.rows[joint].set_input(inp)

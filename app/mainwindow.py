@@ -45,6 +45,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.last_error = None
         self.messages = []          # every error/notice shown (for the user's log and the tests)
         self._notice_counts = {}
+        self._loop_notice = None    # the first "loop projected" message of the running model
+        self.held_joints = {}       # joint name -> why the app started it acceleration-prescribed
         self._last_serial = -1
         self._frame_count = 0
         self._panel_time = self._plot_time = 0.0
@@ -97,6 +99,11 @@ class MainWindow(QtWidgets.QMainWindow):
         lay.addWidget(self.view.widget)
         self.setCentralWidget(central)
         self.status = self.statusBar()
+        # what holds the model up right now (gravity off, joints held): always true, from the
+        # snapshots and the joint panel, unlike the transient messages on the left
+        self.state_label = QtWidgets.QLabel("")
+        self.state_label.setObjectName("state")
+        self.status.addPermanentWidget(self.state_label)
 
     def _build_docks(self):
         self.gallery = Gallery()
@@ -107,7 +114,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, d)
         self.gallery_dock = d
         self.joints = JointPanel()
-        self.joints.inputsChanged.connect(lambda inp: self.worker and self.worker.set_inputs(inp))
+        self.joints.inputsChanged.connect(self._inputs_changed)
         self.joints.poseChanged.connect(self._pose_from_slider)
         self.joints.hint.connect(lambda m: self.status.showMessage(m, 6000))
         d = QtWidgets.QDockWidget("Joints", self)
@@ -249,13 +256,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.scene.set_model(model, q0, parts)
         self.view.reset_camera()
         self.joints.set_model(model, scales)
-        held = ""
-        if model.nbodies > 1 and model.joints and model.joints[0].kind == "free":
-            # no ground contact in the engine: an articulated floating base would fall out of view;
-            # start with it held (acceleration prescribed, hold still), as models.json suggests
-            root = model.joints[0].name
-            self.joints.set_input(root, JointInput("acceleration", "hold"))
-            held = f"; the floating base '{root}' is held (set it to torque / zero to let it fall)"
+        self._loop_notice = None
+        if not self.act_gravity.isChecked():
+            self.worker.set_gravity(False)
+        held = self._hold_at_start(model)
         defaults = [f"q:{j.name}" for j in model.joints if j.nq == 1][:2] + ["energy:total"]
         self.plots.set_model(model, self.worker.layout, defaults)
         self.loops.set_model(model, self.worker.layout)
@@ -269,14 +273,100 @@ class MainWindow(QtWidgets.QMainWindow):
         self.gallery.select((model.description or {}).get("name", src))
         if os.path.isfile(src):
             self._add_recent(os.path.abspath(src))
-        self.status.showMessage(f"Loaded {title}: {model.nbodies} bodies, {model.nv} velocity coordinates, "
-                                f"{model.mass:.3g} kg{held}", 12000)
         for w in dict.fromkeys(load_warnings):     # each warning once
             self._notice(f"{title}: {w}")
+        parts = [f"Loaded {title}: {model.nbodies} bodies, {model.nv} velocity coordinates, {model.mass:.3g} kg"]
+        if not self.act_gravity.isChecked():
+            parts.append("gravity is off (Simulation > Gravity)")
+        parts += held
         if load_warnings:
-            self.status.showMessage(f"Loaded {title} with {len(load_warnings)} warning(s): {load_warnings[0]}", 15000)
+            parts.append(f"{len(load_warnings)} load warning(s), the first: {load_warnings[0]}")
+        self.status.showMessage("; ".join(parts), 20000 if held or load_warnings else 12000)
+        self._show_state()
         if self.first_model_time is None:
             self.first_model_time = time.perf_counter()
+
+    def _hold_at_start(self, model):
+        """Joints the model can not run without holding: started acceleration-prescribed ("hold
+        still"). Returns the sentences saying why, for the status bar."""
+        self.held_joints = {}
+        out = []
+        if model.nbodies > 1 and model.joints and model.joints[0].kind == "free":
+            # no ground contact in the engine: an articulated floating base would fall out of view;
+            # start with it held (acceleration prescribed, hold still), as models.json suggests
+            root = model.joints[0].name
+            self.joints.set_input(root, JointInput("acceleration", "hold"))
+            self.held_joints[root] = "floating base"
+            out.append(f"the floating base '{root}' is held (set it to torque / zero to let it fall)")
+        massless = tuple(getattr(model, "massless_joints", ()) or ())
+        for name in massless:
+            self.joints.set_input(name, JointInput("acceleration", "hold"))
+            row = self.joints.rows[name]
+            row.torque_refusal = (
+                f"joint '{name}' moves only massless links: a torque can not accelerate them (their "
+                f"articulated inertia is singular), so it stays acceleration-prescribed; give those "
+                f"links mass in the URDF to drive it by torque")
+            row.mode.setToolTip(row.torque_refusal)
+            self.held_joints[name] = "massless"
+        if massless:
+            names = ", ".join(f"'{n}'" for n in massless[:4]) + (f" and {len(massless) - 4} more"
+                                                                  if len(massless) > 4 else "")
+            out.append(f"{len(massless)} joint(s) move only massless links ({names}): they are held "
+                       f"(acceleration prescribed, hold still), a torque could not move them")
+        return out
+
+    def _inputs_changed(self, inputs):
+        """The joint panel changed some joints' inputs: send them, and keep the status bar true
+        about the joints the app held at the start."""
+        if self.worker is not None:
+            self.worker.set_inputs(inputs)
+        for name, inp in inputs.items():
+            why = self.held_joints.get(name)
+            if why is None:
+                continue
+            label = f"{inp.mode} / {inp.kind}"
+            if why == "floating base" and inp.mode == "torque":
+                self.status.showMessage(f"the floating base '{name}' is released ({label}): it falls "
+                                        f"(the engine has no ground contact; View > Camera Follows the "
+                                        f"Robot keeps it in view)", 12000)
+            elif why == "floating base" and inp.kind == "hold":
+                self.status.showMessage(f"the floating base '{name}' is held ({label})", 8000)
+            elif why == "floating base":
+                self.status.showMessage(f"the floating base '{name}' moves as prescribed ({label})", 8000)
+        self._show_state()
+
+    def _show_state(self, snap=None):
+        """The permanent status text: gravity off, and the joints held at the start that still are."""
+        if snap is None and self.worker is not None:
+            snap = self.worker.snapshot()
+        parts = []
+        if snap is not None and not any(snap.gravity):
+            parts.append("gravity off")
+        rows = self.joints.rows
+        base = [n for n, why in self.held_joints.items() if why == "floating base" and n in rows]
+        for n in base:
+            cur = rows[n].current
+            free = cur.mode == "torque" or (snap is not None and self.model is not None
+                                             and not snap.prescribed[self.model.joint(n).idx_v])
+            parts.append("base released" if free else "base held" if cur.kind == "hold" else "base prescribed")
+        massless = [n for n, why in self.held_joints.items() if why == "massless" and n in rows]
+        if massless:
+            still = sum(rows[n].current.mode == "acceleration" for n in massless)
+            parts.append(f"{still}/{len(massless)} massless joints prescribed")
+        text = " · ".join(parts)
+        if self.state_label.text() != text:
+            self.state_label.setText(text)
+
+    def set_gravity(self, on):
+        """Simulation > Gravity: the simulation thread sets the model's gravity (off: zero)."""
+        if self.act_gravity.isChecked() != bool(on):
+            self.act_gravity.setChecked(bool(on))     # calls back here through toggled
+            return
+        if self.worker is not None:
+            self.worker.set_gravity(on)
+        self.status.showMessage("gravity on" if on else
+                                "gravity off: no weight, no potential energy (Simulation > Gravity)", 8000)
+        self._show_state()
 
     # ------------------------------------------------------------------ commands
     def toggle_running(self):
@@ -367,6 +457,8 @@ class MainWindow(QtWidgets.QMainWindow):
             kind, msg = w.events.popleft()
             if kind == "diverged":
                 self._error("Simulation paused", msg)
+            elif kind == "loop":
+                self._loop_projected(*msg)
             else:
                 self._notice(msg)
         blocks = w.samples.drain()
@@ -396,6 +488,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _labels(self, snap):
         self.time_label.setText(f"t = {snap.t:8.3f} s")
+        self._show_state(snap)
         self.act_run.setText("Pause" if snap.running else "Run")
         if not snap.running:
             self.rtf_label.setText("paused")
@@ -418,6 +511,15 @@ class MainWindow(QtWidgets.QMainWindow):
             self.messages.append(msg)
         self.status.showMessage(msg if n == 1 else f"{msg} (×{n})", 10000)
 
+    def _loop_projected(self, msg, count):
+        """The simulator projected a drifting loop back: said once, then counted."""
+        if self._loop_notice is None:
+            self._loop_notice = msg
+            self.messages.append(msg)
+            self.status.showMessage(msg, 10000)
+        else:
+            self.status.showMessage(f"{msg} (projected {count} times)", 10000)
+
     def _error(self, title, msg):
         self.last_error = msg
         self.messages.append(msg)
@@ -431,8 +533,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------ files
     def _open_dialog(self, floating_base=None):
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open URDF", self.settings.value("last_dir", ""),
-                                                        "URDF files (*.urdf *.xml);;All files (*)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open URDF or MJCF", self.settings.value("last_dir", ""),
+                                                        "Models (*.urdf *.xml *.mjcf);;All files (*)")
         if path:
             self.settings.setValue("last_dir", os.path.dirname(path))
             self.open_model(path, floating_base=floating_base)

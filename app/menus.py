@@ -34,7 +34,8 @@ def build_menus(win):
     """Menus (File, Simulation, View, Help) and the tool bars, on the main window."""
     mb = win.menuBar()
     fm = mb.addMenu("&File")
-    action(win, fm, "&Open URDF…", lambda: win._open_dialog(), "Ctrl+O")
+    action(win, fm, "&Open URDF or MJCF…", lambda: win._open_dialog(), "Ctrl+O",
+           tip="a URDF, or a MuJoCo MJCF (.xml) compiled by MuJoCo (needs the mujoco package)")
     action(win, fm, "Open URDF with a &Floating Base…", lambda: win._open_dialog(floating_base=True),
            "Ctrl+Shift+O", tip="the URDF root becomes a free body (6 dof) instead of being fixed to the ground")
     win.recent_menu = fm.addMenu("Open &Recent")
@@ -51,8 +52,13 @@ def build_menus(win):
                           tip="while paused: back 0.1 s to a recorded state (for instance after a divergence)")
     win.act_reset = action(win, sm, "Reset", win.reset, "Ctrl+R", tip="back to the initial state")
     sm.addSeparator()
+    win.act_gravity = action(win, sm, "&Gravity", win.set_gravity, "G", checkable=True, checked=True,
+                             tip="gravity on or off (off: the model's gravity vector is zero, from the next step)")
+    sm.addSeparator()
     action(win, sm, "Slower", lambda: win._speed_by(-1), "[")
     action(win, sm, "Faster", lambda: win._speed_by(+1), "]")
+    from .derivtools import add_actions
+    add_actions(win, sm)          # Linearize here, LQR balance, Sensitivity
     vm = mb.addMenu("&View")
     action(win, vm, "Reset View", win.view.reset_camera, "Ctrl+0")
     vm.addSeparator()
@@ -119,5 +125,5 @@ def show_help(win):
         "Ctrl+left drag on a body while running: pull it with a spring.\n"
         "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
         "the joint sliders set positions directly while paused.\n\n"
-        "Space: run/pause.  S: single step.  Ctrl+R: reset.  [ and ]: slower/faster.\n"
-        "Ctrl+0: reset the view.  Ctrl+O: open a URDF.  Ctrl+E: export the recorded data."))
+        "Space: run/pause.  S: single step.  Ctrl+R: reset.  G: gravity on/off.  [ and ]: slower/faster.\n"
+        "Ctrl+0: reset the view.  Ctrl+O: open a URDF or MJCF.  Ctrl+E: export the recorded data."))

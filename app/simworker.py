@@ -11,6 +11,12 @@ and the residuals |f(q)|; snapshots carry the constraint forces (``engine.constr
 and the joint reactions with the loop forces included (``engine.joint_reaction_wrenches``), both
 computed here, never in the GUI thread. Switching a constraint, the Baumgarte time constant,
 projection: commands like the others (the constraint objects belong to this thread's model).
+When the simulator projects a drifting loop back onto it (``sim.loop_projections``), an event
+("loop", (message, count)) says so; a loop it can not project back (``engine.LoopFailure``)
+pauses the simulation with a message naming the loop.
+
+Gravity is a setting of this thread's model (``set_gravity``): off assigns (0, 0, 0), on the
+model's own gravity; snapshots carry the gravity in use.
 
 Pacing: sim time follows wall-clock time x speed. A batch of steps spends at most ~70% of a
 frame (``BUDGET``); when the physics can not keep up the simulation runs slower than asked,
@@ -100,6 +106,8 @@ class Snapshot:
     project_every_step: bool = False
     constraint_forces: tuple | None = None  # ((name, world point, force, moment), ...) when wanted
     closure_points: tuple | None = None     # ((name, enabled, point a, point b or None), ...) when wanted
+    gravity: tuple = (0.0, 0.0, -9.81)      # the gravity vector in use (world)
+    loop_projections: int = 0               # times the simulator projected a drifting loop back
 
 
 class SimWorker:
@@ -112,6 +120,8 @@ class SimWorker:
         self.model.constraints = [copy.copy(c) for c in getattr(model, "constraints", [])]
         self.layout = SampleLayout(model)
         self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
+        self._gravity0 = tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3))
+        self._projections_seen = self._loop_projections()
         self.controller = _EngineInputs(self.model, engine, self.sim)
         self.controller.recapture(self.sim.q)
         self.samples = SampleQueue()
@@ -197,6 +207,14 @@ class SimWorker:
                 raise ValueError(f"dt: expected a positive time step, got {dt!r}")
             w.sim.dt = dt_
             w._sync = None
+        self.post(f)
+
+    def set_gravity(self, on):
+        """Gravity on (the model's own vector) or off (zero), from the next step."""
+        on = bool(on)
+
+        def f(w):
+            w.model.gravity = w._gravity0 if on else (0.0, 0.0, 0.0)
         self.post(f)
 
     def set_inputs(self, inputs):
@@ -421,14 +439,52 @@ class SimWorker:
                 row[L.rtf] = rtf
                 k += 1
         except e.SimulationDiverged as exc:
-            self._fault(str(exc))
+            self._fault(self._diverged_message(exc))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             # InputError (NaN in the state or an input), SingularInertiaError, ...
             self._fault(f"simulation stopped at t = {sim.t:.6g} s: {exc}")
         if k:
             self.samples.put(block[:k].copy())
             self._good = (sim.t, sim.q.copy(), sim.v.copy())
+        self._report_projections()
         return k, hit
+
+    def _diverged_message(self, exc):
+        """The message of a divergence; a loop that could not be projected back is named, with the
+        smaller-step hint (``engine.LoopFailure`` says both; added here if it did not)."""
+        # the engine's note for programmers (where the state is kept) is said for the user by _fault
+        msg = str(exc).replace("; the last good state (at that t) is kept in .q, .v and .t", "")
+        loop_failure = getattr(self.e, "LoopFailure", None)
+        if loop_failure is None or not isinstance(exc, loop_failure):
+            return msg
+        name = getattr(exc, "constraint", None)
+        if f"'{name}'" not in msg:
+            msg = f"closed loop '{name}' came apart and could not be projected back onto it: {msg}"
+        if "smaller" not in msg:
+            msg += f"; try a smaller time step (dt = {self.sim.dt:g} now)"
+        return msg
+
+    def _loop_projections(self):
+        return int(getattr(self.sim, "loop_projections", 0) or 0)
+
+    def _report_projections(self):
+        """An event when the simulator projected a drifting loop back since the last report."""
+        n = self._loop_projections()
+        if n < self._projections_seen:          # the simulator was reset
+            self._projections_seen = n
+        if n == self._projections_seen:
+            return
+        self._projections_seen = n
+        last = getattr(self.sim, "last_loop_projection", None)
+        if last is None:
+            msg = "a closed loop drifted; projected back onto it"
+        else:
+            t, name, residual = last
+            L = self.layout
+            col = L.residual_columns.get(name)
+            unit = L.units[col] if col is not None else ""
+            msg = f"loop '{name}' drifted to |f| = {residual:.2g}{f' {unit}' if unit else ''}; projected back onto it"
+        self.events.append(("loop", (msg, n)))
 
     def _fault(self, message):
         """Pause, keep (or restore) the last good state, and tell the GUI."""
@@ -629,7 +685,9 @@ class SimWorker:
                         sim.prescribed.copy(), self.running, self.speed,
                         self._rtf if self.running else float("nan"), self._behind and self.running,
                         sim.steps, sim.dt, sim.integrator, ke, pe, dp, dt_, df,
-                        None if d is None else d.body, self._drag_mode, wr, **loops)
+                        None if d is None else d.body, self._drag_mode, wr,
+                        gravity=tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3)),
+                        loop_projections=self._loop_projections(), **loops)
         with self._lock:
             self._snapshot = snap
 

@@ -22,6 +22,7 @@ from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matr
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
 from .urdf import load_urdf, load_urdf_string
+from .mjcf import load_mjcf
 from .constraints import (PointConstraint, RevoluteConstraint, WeldConstraint, DistanceConstraint,
                           GearConstraint, PfaffianConstraint, RollingContact, constraint_system,
                           constraint_residual)
@@ -31,6 +32,9 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
 from .simulator import Simulator, INTEGRATORS
 from .input_laws import InputLaws
 from . import batch
+from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
+                          hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
+                          external_wrench_derivatives, linearize)
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
@@ -41,9 +45,11 @@ __all__ = [
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
     "forward_kinematics", "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "load_urdf", "load_urdf_string",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
     "project_constraints", "constraint_wrenches", "joint_reaction_wrenches", "ConstraintWarning",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
+    "constrained_forward_dynamics_derivatives", "external_wrench_derivatives", "linearize",
 ]

@@ -22,6 +22,11 @@ data is installed (version 6 ships the URDFs without the module), the installed 
 Its robots are listed under their ``example_robot_data.load`` names ("panda", "ur5", "talos",
 "solo12", ...); a name that clashes with a shipped model is reached with the prefix "erd:"
 ("erd:double_pendulum").
+
+MJCF (MuJoCo XML): a path ending in .mjcf, or in .xml with a <mujoco> root, loads through
+``engine.load_mjcf`` (needs the ``mujoco`` package). The MJCF models that installed packages ship
+are listed too: Gymnasium's MuJoCo environments as "gym:NAME" ("gym:humanoid") and dm_control's
+suite as "dmc:NAME", each only when that package is installed.
 """
 from __future__ import annotations
 
@@ -39,6 +44,11 @@ from .errors import ModelError
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent / "assets"
 ERD_PREFIX = "erd:"
+# packages that ship MJCF models: name prefix -> (source label, package, folder in it, title suffix)
+_MJCF_SOURCES = {
+    "gym:": ("gymnasium", "gymnasium", ("envs", "mujoco", "assets"), "Gymnasium, MJCF"),
+    "dmc:": ("dm_control", "dm_control", ("suite",), "dm_control suite, MJCF"),
+}
 
 __all__ = ["list_models", "find_model", "load_model", "initial_state", "build_spinning_top_ball",
            "ASSETS_DIR", "example_robot_data_dir"]
@@ -76,8 +86,10 @@ _BUILT = {
 
 
 # ------------------------------------------------------------------ example-robot-data
-# name -> (path under the robots directory, wants a floating base). Left out: romeo (its finger
-# links have no mass: a massless chain end the engine rightly refuses to simulate).
+# name -> (path under the robots directory, wants a floating base). Left out: the two romeo files,
+# whose meshes point at an absolute path outside the package (file:///usr/Romeo/...). They open by
+# path (File > Open, drawn with placeholders); their finger/gripper joints move no mass, load with a
+# warning (model.massless_joints) and start acceleration-prescribed in the app.
 _ERD_ROBOTS = {
     "a1": ("a1_description/urdf/a1.urdf", True),
     "allegro_left_hand": ("allegro_hand_description/urdf/allegro_left_hand.urdf", False),
@@ -221,6 +233,45 @@ def _erd_key(name):
     return ERD_PREFIX + name if name in _shipped() or name in _BUILT else name
 
 
+# ------------------------------------------------------------------ MJCF models of installed packages
+def _package_dir(package):
+    """The directory of an installed package, found without importing it."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@lru_cache(maxsize=1)
+def _mjcf_available():
+    """{"gym:ant": (path, source label, title suffix), ...}: the MJCF models installed packages ship
+    (files whose root element is <mujoco>; included fragments such as dm_control's common/ are
+    not models and are skipped)."""
+    from .mjcf import is_mjcf
+    out = {}
+    for prefix, (label, package, sub, suffix) in _MJCF_SOURCES.items():
+        d = _package_dir(package)
+        if d is None or not d.joinpath(*sub).is_dir():
+            continue
+        for f in sorted(d.joinpath(*sub).glob("*.xml")):
+            if is_mjcf(f):
+                out[prefix + f.stem] = (f, label, suffix)
+    return out
+
+
+def _mjcf_floating(path):
+    """Whether an MJCF file has a free joint (read as text: the gallery lists without compiling)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "<freejoint" in text or 'type="free"' in text
+
+
 # ------------------------------------------------------------------ public API
 def list_models():
     """Every model the gallery can offer: shipped ones first (from assets/models.json), then the
@@ -240,24 +291,37 @@ def list_models():
         out.append({"name": _erd_key(name), "source": "example-robot-data", "path": str(path),
                     "file": path.name, "floating_base": fb,
                     "title": f"{name} (example-robot-data)"})
+    for name, (path, label, suffix) in _mjcf_available().items():
+        out.append({"name": name, "source": label, "path": str(path), "file": path.name, "format": "mjcf",
+                    "floating_base": _mjcf_floating(path), "title": f"{path.stem} ({suffix})"})
     return out
 
 
 def _names():
-    return list(_shipped()) + list(_BUILT) + [_erd_key(n) for n in sorted(_erd_available())]
+    return (list(_shipped()) + list(_BUILT) + [_erd_key(n) for n in sorted(_erd_available())]
+            + list(_mjcf_available()))
 
 
 def find_model(name_or_path):
     """(path, floating_base) of a model: an existing .urdf file is returned as is (floating_base
     False); a shipped asset name gives its file in assets/; an example-robot-data robot name its
-    URDF. Models built in code have no file: they give (None, floating_base). Unknown names raise
+    URDF; an MJCF file (.xml, .mjcf) or an installed package's MJCF model ("gym:humanoid") its
+    file, with floating_base telling whether it has a free joint (MJCF brings its own joints).
+    Models built in code have no file: they give (None, floating_base). Unknown names raise
     ModelError listing the available ones."""
+    from .mjcf import is_mjcf
     s = os.fspath(name_or_path)
-    if s.lower().endswith(".urdf") or os.sep in s or "/" in s:
+    low = s.lower()
+    if low.endswith((".urdf", ".xml", ".mjcf")) or os.sep in s or "/" in s:
         if os.path.isfile(s):
-            return s, False
-        if s.lower().endswith(".urdf"):
+            return s, (_mjcf_floating(s) if is_mjcf(s) else False)
+        if low.endswith(".urdf"):
             raise ModelError(f"no such URDF file: '{s}'")
+        if low.endswith((".xml", ".mjcf")):
+            raise ModelError(f"no such file: '{s}'")
+    mj = _mjcf_available()
+    if s in mj:
+        return str(mj[s][0]), _mjcf_floating(mj[s][0])
     shipped = _shipped()
     if s in shipped:
         return str(ASSETS_DIR / shipped[s]["file"]), bool(shipped[s].get("floating_base", False))
@@ -281,6 +345,7 @@ def load_model(name_or_path, floating_base=None, package_paths=(), strict=None):
     example-robot-data robots (third-party files, several with such inertias: loaded as written,
     with a URDFWarning). Sets ``model.description`` (the gallery entry, {} for a bare file)."""
     from .urdf import load_urdf
+    from .mjcf import load_mjcf, is_mjcf
 
     s = os.fspath(name_or_path)
     if s in _BUILT and not os.path.isfile(s):
@@ -288,6 +353,15 @@ def load_model(name_or_path, floating_base=None, package_paths=(), strict=None):
             raise ModelError(f"model '{s}' is built with its own joints; floating_base=True does not apply")
         return build_spinning_top_ball()
     path, fb = find_model(s)
+    if is_mjcf(path):      # MJCF: MuJoCo's compiler (engine/mjcf.py); its joints are its own
+        if floating_base:
+            raise ModelError(f"'{s}' is an MJCF model with its own joints; floating_base=True does not "
+                             "apply (give the root body a <freejoint/> in the file)")
+        model = load_mjcf(path)
+        mj = _mjcf_available()
+        if s in mj:        # by its gallery name: the gallery entry finds it again
+            model.description.update(name=s, title=f"{Path(path).stem} ({mj[s][2]})")
+        return model
     desc = {}
     third_party = False
     shipped = _shipped()

@@ -125,3 +125,13 @@ def settle(qtbot, win, frames=3):
     t = time.perf_counter()
     while time.perf_counter() - t < 0.05 * frames:
         qtbot.wait(10)
+
+
+def focus(qtbot, widget):
+    """Give a widget the keyboard focus (its window activated first, as a click would)."""
+    win = widget.window()
+    if not win.isActiveWindow():
+        win.activateWindow()
+        qtbot.waitUntil(win.isActiveWindow, timeout=5000)
+    widget.setFocus(QtCore.Qt.FocusReason.MouseFocusReason)
+    qtbot.waitUntil(widget.hasFocus, timeout=5000)

@@ -20,6 +20,19 @@ from engine.catalog import load_model
 KINDS = ("fd", "fd_ext", "id", "id_ext", "hd", "hd_ext", "M", "J_world", "J_local", "cfd", "sim")
 
 
+def run_interleaved(threads):
+    """Run the threads to the end with the interpreter switching between them every microsecond."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+
+
 def _call(model, kind, q, v, x, mask, body, wrench):
     if kind == "fd":
         return engine.forward_dynamics(model, q, v, x)
@@ -91,16 +104,7 @@ def test_four_threads_mixed_calls_on_one_model_match_serial(leg):
         except BaseException as e:                     # surfaced below
             errors.append(e)
 
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        ths = [threading.Thread(target=work, args=(k,)) for k in range(threads_n)]
-        for t in ths:
-            t.start()
-        for t in ths:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
+    run_interleaved([threading.Thread(target=work, args=(k,)) for k in range(threads_n)])
     assert not errors, errors[0]
     wrong = [i for i, (a, b) in enumerate(zip(results, serial))
              if not np.allclose(a, b, rtol=1e-14, atol=1e-14 * max(1.0, float(np.abs(b).max())))]
@@ -124,16 +128,7 @@ def test_two_simulators_sharing_a_model_in_two_threads_match_serial_runs():
     serial, threaded = {}, {}
     run(1, serial)
     run(2, serial)
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        ths = [threading.Thread(target=run, args=(s, threaded)) for s in (1, 2)]
-        for t in ths:
-            t.start()
-        for t in ths:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
+    run_interleaved([threading.Thread(target=run, args=(s, threaded)) for s in (1, 2)])
     for s in (1, 2):
         assert np.array_equal(threaded[s][0], serial[s][0]) and np.array_equal(threaded[s][1], serial[s][1])
 

@@ -1,0 +1,352 @@
+"""Analytic derivatives of the dynamics and their linearisation (public wrappers).
+
+Conventions (as ``engine.api``): q derivatives are taken in the tangent space at q, a perturbation dq
+(length nv) being applied as ``integrate(model, q, dq)`` (the same convention as Pinocchio's);
+velocity coordinates as everywhere in the engine (free joint: body twist (w, v)). Every matrix is
+nv x nv (rows: outputs, columns: the coordinate differentiated by). External wrenches f_ext
+({link: (m, f) in that link's frame}) are held constant in their link's frame.
+
+    inverse_dynamics_derivatives(model, q, v, a, f_ext=None)            -> (dtau_dq, dtau_dv, dtau_da)
+    forward_dynamics_derivatives(model, q, v, tau, f_ext=None)          -> (da_dq, da_dv, da_dtau)
+    hybrid_dynamics_derivatives(model, q, v, prescribed, a, tau, f_ext=None) -> (dy_dq, dy_dv, dy_dx)
+    constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None)
+        -> (da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau)
+    external_wrench_derivatives(model, q, link)                         -> da_dF (nv x 6)
+    linearize(model, q, v, tau=None, prescribed=None, a=None, dt=None, integrator=...) -> (A, B)
+
+Which derivation each uses: inverse dynamics differentiates Table 2 analytically (world-frame
+sweep, ``algorithms/rnea_deriv.py``); forward and hybrid dynamics follow from it through the
+identity ID(q, dq, ddq) = tau partitioned over prescribed / torque-given coordinates and a
+tree-sparse factorisation of M (``algorithms/aba_deriv.py``, ``algorithms/hybrid_deriv.py``);
+constrained dynamics differentiates the KKT system M ddq + b = tau + A^T lambda, A ddq + dA dq = 0
+with the analytic inverse-dynamics derivatives and, for the constraint terms d(A^T lambda)/dq,
+d(A ddq)/dq and d(dA dq)/dq, central differences of the constraint functions on the Lie group
+(step 1e-5; the velocity term dA dq is quadratic in dq, so its dq-derivative is exact).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .api import (_as_vector, _as_mask, _raise, _zero_quaternion, _load_fext, integrate, jacobian)
+from .errors import InputError
+from .layout import WS_DTYPE
+from .algorithms.rnea_deriv import rnea_derivatives as _rnea_d, work_size
+from .algorithms.aba_deriv import aba_derivatives as _aba_d
+from .algorithms.hybrid_deriv import hybrid_derivatives as _hybrid_d
+
+__all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
+           "constrained_forward_dynamics_derivatives", "external_wrench_derivatives", "linearize"]
+
+
+# ------------------------------------------------------------------ workspaces (one set per thread)
+class _Work:
+    """The kernels' work arrays for one model, allocated once per thread."""
+
+    def __init__(self, model):
+        n1, nv = model.nbodies + 1, model.nv
+        self.ws = np.zeros(n1, dtype=WS_DTYPE)     # joint poses and the external wrenches
+        self.wb = self.ws.view(np.uint8)
+        self.work = np.zeros(work_size(n1, nv))
+        self.lam = np.zeros(nv, dtype=np.int64)
+        self.flags = np.zeros(2 * nv, dtype=bool)
+
+
+def _work(model):
+    """This thread's derivative work arrays for the model (kept in the model's per-thread store)."""
+    try:
+        return model._tls.deriv
+    except AttributeError:
+        w = model._tls.deriv = _Work(model)
+        return w
+
+
+def _load(model, w, f_ext):
+    try:
+        _load_fext(model, w.ws, f_ext)
+    except BaseException:
+        w.ws["fext"] = 0.0
+        raise
+
+
+def _run(model, names, vecs, call, function):
+    """Slow path: convert the vectors once (lists, other dtypes, read-only arrays), call, decode."""
+    conv = []
+    for x, nm in zip(vecs, names):
+        y = _as_mask(x, nm, model.nv, model) if nm == "prescribed" else \
+            _as_vector(x, nm, model.nq if nm == "q" else model.nv)
+        conv.append(y if y.flags.writeable else y.copy())     # the kernels' types are writeable arrays
+    try:
+        st = call(*conv)
+    except ZeroDivisionError:
+        _zero_quaternion(model, names, conv)
+    if st:
+        _raise(model, st, names, conv, function)
+
+
+# ------------------------------------------------------------------ derivatives
+def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
+    """(dtau_dq, dtau_dv, dtau_da) of tau = ID(q, v, a) - sum J^T F^ext; dtau_da = M (armature on
+    the diagonal). dtau_dq is in the tangent space at q."""
+    w = _work(model)
+    nv = model.nv
+    out = np.empty((3, nv, nv))
+    if f_ext:
+        _load(model, w, f_ext)
+    try:
+        st = _rnea_d(model._mb, w.wb, q, v, a, w.work, out)
+        if st:
+            _raise(model, st, ("q", "v", "a"), (q, v, a), "inverse_dynamics_derivatives")
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _run(model, ("q", "v", "a"), (q, v, a), lambda q, v, a: _rnea_d(model._mb, w.wb, q, v, a, w.work, out),
+             "inverse_dynamics_derivatives")
+    finally:
+        if f_ext:
+            w.ws["fext"] = 0.0
+    return out[0], out[1], out[2]
+
+
+def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
+    """(da_dq, da_dv, da_dtau) of a = FD(q, v, tau); da_dtau = M^-1. da_dq in the tangent space."""
+    w = _work(model)
+    nv = model.nv
+    out = np.empty((3, nv, nv))
+    acc = np.empty(nv)
+    if f_ext:
+        _load(model, w, f_ext)
+    try:
+        st = _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out)
+        if st:
+            _raise(model, st, ("q", "v", "tau"), (q, v, tau), "forward_dynamics_derivatives")
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _run(model, ("q", "v", "tau"), (q, v, tau),
+             lambda q, v, tau: _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out),
+             "forward_dynamics_derivatives")
+    finally:
+        if f_ext:
+            w.ws["fext"] = 0.0
+    return out[0], out[1], out[2]
+
+
+_HD_NAMES = ("q", "v", "prescribed", "a", "tau")
+
+
+def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
+    w = _work(model)
+    nv = model.nv
+    out = np.empty((3, nv, nv))
+    a_out, tau_out = np.empty(nv), np.empty(nv)
+
+    def call(q, v, prescribed, a, tau):
+        return _hybrid_d(model._mb, w.wb, q, v, prescribed, a, tau, w.work, w.lam, w.flags, a_out, tau_out, out)
+
+    if f_ext:
+        _load(model, w, f_ext)
+    try:
+        st = call(q, v, prescribed, a, tau)
+        if st:
+            _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau), "hybrid_dynamics_derivatives")
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _run(model, _HD_NAMES, (q, v, prescribed, a, tau), call, "hybrid_dynamics_derivatives")
+    finally:
+        if f_ext:
+            w.ws["fext"] = 0.0
+    return a_out, tau_out, out[0], out[1], out[2]
+
+
+def hybrid_dynamics_derivatives(model, q, v, prescribed, a, tau, f_ext=None):
+    """(dy_dq, dy_dv, dy_dx) of hybrid dynamics (Table 4): x[k] = a[k] if prescribed[k] else tau[k]
+    (the given quantities), y[k] = tau_out[k] if prescribed[k] else a_out[k] (the computed ones)."""
+    return _hybrid_all(model, q, v, prescribed, a, tau, f_ext)[2:]
+
+
+def external_wrench_derivatives(model, q, link):
+    """da_dF (nv x 6): the change of the forward-dynamics acceleration per unit external wrench
+    (m, f) on `link`, in that link's frame: M^-1 J^T with J the link's body Jacobian. (The same
+    wrench changes inverse dynamics by -J^T.)"""
+    J = jacobian(model, q, link, "local")
+    _, _, Minv = forward_dynamics_derivatives(model, q, np.zeros(model.nv), np.zeros(model.nv))
+    return Minv @ J.T
+
+
+# ------------------------------------------------------------------ constrained dynamics
+FD_STEP = 1e-5
+
+
+def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, constraints=None):
+    """(da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau) of engine.constrained_forward_dynamics
+    (no drift stabilisation), every enabled constraint (loops, couplings, rolling contact).
+
+    With r1 = ID(q, v, a) - tau - A(q)^T lam and r2 = A(q) a + dA dq (the acceleration constraint),
+    the KKT system [[M, -A^T], [A, 0]] (da, dlam) = (dtau - dID + d(A^T lam), -d(A a) - d(dA dq))
+    gives every derivative. dID comes from the analytic inverse-dynamics derivatives; the
+    constraint terms d(A^T lam)/dq, d(A a)/dq and d(dA dq)/dq are central differences (step 1e-5) of
+    the constraint functions along integrate(q, +-h e_k); d(dA dq)/d dq is exact (quadratic in dq).
+    Redundant rows get the minimum-norm multiplier derivatives. `constraints` (default: the model's
+    enabled ones) as in engine.constrained_forward_dynamics."""
+    from .constrained import constrained_forward_dynamics
+    from .constraints import constraint_system
+    nv = model.nv
+    q = _as_vector(q, "q", model.nq)
+    v = _as_vector(v, "v", nv)
+    tau = _as_vector(tau, "tau", nv)
+    a, lam = constrained_forward_dynamics(model, q, v, tau, f_ext, constraints=constraints)
+    Dq, Dv, M = inverse_dynamics_derivatives(model, q, v, a, f_ext)
+    _, A, bias, _ = constraint_system(model, q, v, constraints)
+    m = A.shape[0]
+    if m == 0:
+        da_dq, da_dv, da_dtau = forward_dynamics_derivatives(model, q, v, tau, f_ext)
+        z = np.zeros((0, nv))
+        return da_dq, da_dv, da_dtau, z, z.copy(), z.copy()
+    # constraint terms
+    dATl = np.empty((nv, nv))
+    dAa = np.empty((m, nv))
+    dbias_q = np.empty((m, nv))
+    dbias_v = np.empty((m, nv))
+    h = FD_STEP
+    for k in range(nv):
+        e = np.zeros(nv)
+        e[k] = h
+        _, Ap, bp, _ = constraint_system(model, integrate(model, q, e), v, constraints)
+        _, Am, bm, _ = constraint_system(model, integrate(model, q, -e), v, constraints)
+        dATl[:, k] = (Ap.T @ lam - Am.T @ lam) / (2 * h)
+        dAa[:, k] = (Ap @ a - Am @ a) / (2 * h)
+        dbias_q[:, k] = (bp - bm) / (2 * h)
+        e[k] = 1.0
+        _, _, bvp, _ = constraint_system(model, q, v + e, constraints)
+        _, _, bvm, _ = constraint_system(model, q, v - e, constraints)
+        dbias_v[:, k] = (bvp - bvm) / 2.0
+    # right-hand sides, stacked (q, v, tau)
+    R1 = np.hstack((dATl - Dq, -Dv, np.eye(nv)))
+    R2 = np.hstack((-dAa - dbias_q, -dbias_v, np.zeros((m, nv))))
+    # M da = R1 + A^T dlam;  A da = R2  ->  (A M^-1 A^T) dlam = R2 - A M^-1 R1
+    cf = scipy.linalg.cho_factor(M)
+    MiR1 = scipy.linalg.cho_solve(cf, R1)
+    MiAT = scipy.linalg.cho_solve(cf, A.T)
+    K = A @ MiAT
+    K = 0.5 * (K + K.T)
+    dlam = np.linalg.lstsq(K, R2 - A @ MiR1, rcond=1e-10)[0]
+    da = MiR1 + MiAT @ dlam
+    return (da[:, :nv], da[:, nv:2 * nv], da[:, 2 * nv:], dlam[:, :nv], dlam[:, nv:2 * nv], dlam[:, 2 * nv:])
+
+
+# ------------------------------------------------------------------ linearisation
+def _lie_blocks(model):
+    """[(idx_v, nv, kind)] of the joints whose configuration is a Lie group (not a vector space)."""
+    return [(j.idx_v, j.nv, j.kind) for j in model.joints if j.kind in ("spherical", "free", "planar")]
+
+
+def _ad_matrix(kind, x):
+    """ad_x of the joint's Lie algebra in its velocity coordinates."""
+    if kind == "spherical":
+        w = x
+        return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    if kind == "planar":
+        u1, u2, om = x
+        return np.array([[0.0, -om, u2], [om, 0.0, -u1], [0.0, 0.0, 0.0]])
+    w, u = x[:3], x[3:]
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    U = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+    out = np.zeros((6, 6))
+    out[:3, :3] = W
+    out[3:, :3] = U
+    out[3:, 3:] = W
+    return out
+
+
+def _integrate_jacobians(model, v, h):
+    """(Jq, Jv): the tangent-space Jacobians of q' = integrate(q, h v) with respect to q and v.
+    Vector-space joints: (1, h). Lie-group joints: Ad_{exp(-h v)} and h J_r(h v) (J_r the right
+    Jacobian of the exponential, from one matrix exponential of a block matrix)."""
+    nv = model.nv
+    Jq, Jv = np.eye(nv), h * np.eye(nv)
+    for iv, n, kind in _lie_blocks(model):
+        X = -_ad_matrix(kind, h * v[iv:iv + n])
+        big = np.zeros((2 * n, 2 * n))
+        big[:n, :n] = X
+        big[:n, n:] = np.eye(n)
+        E = scipy.linalg.expm(big)
+        Jq[iv:iv + n, iv:iv + n] = E[:n, :n]
+        Jv[iv:iv + n, iv:iv + n] = h * E[:n, n:]
+    return Jq, Jv
+
+
+INTEGRATORS = ("euler", "semi_implicit_euler")
+
+
+def linearize(model, q, v, tau=None, prescribed=None, a=None, dt=None, integrator="semi_implicit_euler"):
+    """(A, B) of the dynamics at (q, v): state x = (dq in the tangent space at q, v), input u = the
+    given quantities (tau, or for prescribed coordinates the accelerations a). tau and a default
+    to zero; prescribed to none. Continuous time without dt:
+        d(dq)/dt = dv - ad_v dq (ad of each Lie-group joint; zero for vector-space joints),
+        d(dv)/dt = da/dq dq + da/dv dv + da/du du;
+    with dt, the discrete map of one step of `integrator` ("semi_implicit_euler": v' = v + dt a,
+    q' = q (+) dt v'; or "euler": q' = q (+) dt v, v' = v + dt a), exactly on the Lie group.
+    With enabled constraints (and nothing prescribed) the constrained dynamics is linearised; the
+    state is not reduced to the constraint manifold, so directions that would open a loop show up
+    as extra eigenvalues (zero, or the drift of the unstabilised loop). Joint damping (a passive
+    torque of the Simulator) is not included, as in forward_dynamics."""
+    from .constraints import active_constraints
+    nv = model.nv
+    q = _as_vector(q, "q", model.nq)
+    v = _as_vector(v, "v", nv)
+    tau = np.zeros(nv) if tau is None else _as_vector(tau, "tau", nv)
+    a = np.zeros(nv) if a is None else _as_vector(a, "a", nv)
+    pres = np.zeros(nv, dtype=bool) if prescribed is None else _as_mask(prescribed, "prescribed", nv, model)
+    if pres.shape[0] != nv:
+        raise InputError(f"prescribed: expected {nv}, got {pres.shape[0]}", "prescribed")
+    if active_constraints(model):
+        if pres.any():
+            raise InputError("prescribed: linearize supports constrained models with every joint torque-given "
+                             "(no prescribed coordinates) only", "prescribed")
+        da_dq, da_dv, da_du = constrained_forward_dynamics_derivatives(model, q, v, tau)[:3]
+    elif pres.any():
+        _, _, dy_dq, dy_dv, dy_dx = _hybrid_all(model, q, v, pres, a, tau)
+        free = ~pres
+        da_dq, da_dv, da_du = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv))
+        da_dq[free], da_dv[free], da_du[free] = dy_dq[free], dy_dv[free], dy_dx[free]
+        da_du[pres, pres] = 1.0
+    else:
+        da_dq, da_dv, da_du = forward_dynamics_derivatives(model, q, v, tau)
+    if dt is None:
+        A = np.zeros((2 * nv, 2 * nv))
+        A[:nv, nv:] = np.eye(nv)
+        for iv, n, kind in _lie_blocks(model):
+            A[iv:iv + n, iv:iv + n] = -_ad_matrix(kind, v[iv:iv + n])
+        A[nv:, :nv] = da_dq
+        A[nv:, nv:] = da_dv
+        B = np.vstack((np.zeros((nv, nv)), da_du))
+        return A, B
+    dt = float(dt)
+    if not (np.isfinite(dt) and dt > 0):
+        raise InputError(f"dt: expected a positive time step, got {dt!r}", "dt")
+    if integrator not in INTEGRATORS:
+        raise InputError(f"integrator: expected one of {INTEGRATORS}, got {integrator!r}", "integrator")
+    I = np.eye(nv)
+    # velocity update v' = v + dt a(q, v, u)
+    Vq, Vv, Vu = dt * da_dq, I + dt * da_dv, dt * da_du
+    if integrator == "semi_implicit_euler":
+        acc = _accel(model, q, v, tau, pres, a)
+        Jq, Jv = _integrate_jacobians(model, v + dt * acc, dt)
+        Qq, Qv, Qu = Jq + Jv @ Vq, Jv @ Vv, Jv @ Vu
+    else:
+        Jq, Jv = _integrate_jacobians(model, v, dt)
+        Qq, Qv, Qu = Jq, Jv, np.zeros((nv, nv))
+    A = np.block([[Qq, Qv], [Vq, Vv]])
+    B = np.vstack((Qu, Vu))
+    return A, B
+
+
+def _accel(model, q, v, tau, pres, a):
+    from .api import hybrid_dynamics
+    from .constrained import constrained_forward_dynamics
+    from .constraints import active_constraints
+    if active_constraints(model):
+        return constrained_forward_dynamics(model, q, v, tau)[0]
+    return hybrid_dynamics(model, q, v, pres, a, tau)[0]
