@@ -59,44 +59,47 @@ def run_simulation(args, out=sys.stdout, err=sys.stderr):
     sim = engine.Simulator(model, dt=args.dt, integrator=args.integrator, q=q0, v=v0)
     n_steps = int(round(args.duration / args.dt))
     nq, nv = model.nq, model.nv
-    rows = np.empty((min(n_steps, 20000), 1 + nq + 3 * nv)) if args.csv else None
     fh = None
     if args.csv:
         fh = open(args.csv, "w", newline="")
         fh.write(",".join(csv_header(model)) + "\n")
     show = not args.no_progress
+    # steps in blocks, each one compiled call that records every step's row (t, q, v, a, tau)
+    block = min(max(n_steps, 1), 2000)
+    rec = (np.empty(block), np.empty((block, nq)), np.empty((block, nv)), np.empty((block, nv)),
+           np.empty((block, nv)))
+    rows = np.empty((block, 1 + nq + 3 * nv)) if args.csv else None
     t_start = time.perf_counter()
     last_draw = 0.0
-    k_row = 0
     status = 0
+    k = 0
     try:
-        for k in range(n_steps):
-            t, q, v = sim.t, sim.q, sim.v
+        while k < n_steps:
+            n = min(block, n_steps - k)
+            before = sim.steps
             try:
-                sim.step()
+                sim.step(n, record=rec)
             except engine.SimulationDiverged as e:
                 print(f"\njointlab simulate: {e}", file=err)
                 status = 3
+            done = sim.steps - before
+            if rows is not None and done:
+                r = rows[:done]
+                r[:, 0] = rec[0][:done]
+                r[:, 1:1 + nq] = rec[1][:done]
+                r[:, 1 + nq:1 + nq + nv] = rec[2][:done]
+                r[:, 1 + nq + nv:1 + nq + 2 * nv] = rec[3][:done]
+                r[:, 1 + nq + 2 * nv:] = rec[4][:done]
+                np.savetxt(fh, r, delimiter=",", fmt="%.10g")
+            k += done
+            if status:
                 break
-            if rows is not None:
-                r = rows[k_row]
-                r[0] = t
-                r[1:1 + nq] = q
-                r[1 + nq:1 + nq + nv] = v
-                r[1 + nq + nv:1 + nq + 2 * nv] = sim.a
-                r[1 + nq + 2 * nv:] = sim.tau
-                k_row += 1
-                if k_row == rows.shape[0]:
-                    np.savetxt(fh, rows, delimiter=",", fmt="%.10g")
-                    k_row = 0
             now = time.perf_counter()
             if show and now - last_draw > 0.1:
                 last_draw = now
-                _progress((k + 1) / n_steps, sim.t / max(now - t_start, 1e-9), err)
+                _progress(k / n_steps, sim.t / max(now - t_start, 1e-9), err)
     finally:
         if fh is not None:
-            if k_row:
-                np.savetxt(fh, rows[:k_row], delimiter=",", fmt="%.10g")
             fh.close()
     wall = time.perf_counter() - t_start
     if show:

@@ -48,6 +48,29 @@ RESYNC = 0.25             # resynchronise when more than this (wall s) behind: a
 RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
 
 
+class _EngineInputs(Controller):
+    """The joint panel's Controller whose laws are also handed to the simulator as data
+    (``engine.InputLaws``): the simulator evaluates them inside its compiled step loop, so the
+    physics thread does not call back into Python at every step. Same numbers as calling the
+    Controller (tests/test_compiled_step.py)."""
+
+    def __init__(self, model, engine, sim):
+        from engine.input_laws import PARAM_NAMES
+        self._sim = sim
+        self._laws = engine.InputLaws(model)
+        self._columns = PARAM_NAMES
+        super().__init__(model, engine)
+
+    def _rebuild(self, q_now, changed=None):
+        super()._rebuild(q_now, changed)
+        laws = self._laws
+        laws.code[:] = self._code
+        for i, name in enumerate(self._columns):
+            laws.params[:, i] = self._p[name]
+        laws.base[:] = self._base
+        self._sim.inputs = laws
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """What the GUI draws: copies, never the simulator's own arrays."""
@@ -101,9 +124,8 @@ class SimWorker:
         self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
         self._gravity0 = tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3))
         self._projections_seen = self._loop_projections()
-        self.controller = Controller(self.model, engine)
+        self.controller = _EngineInputs(self.model, engine, self.sim)
         self.controller.recapture(self.sim.q)
-        self.sim.controller = self.controller
         self.samples = SampleQueue()
         self.events = deque()
         self.running = running

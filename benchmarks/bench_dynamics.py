@@ -1,6 +1,6 @@
 """Per-call time of the engine's public dynamics API against Pinocchio, in one process.
 
-    python benchmarks/bench_dynamics.py                 # Panda (fixed base) and Talos (floating base)
+    python benchmarks/bench_dynamics.py                 # Panda, UR5, the shipped humanoid, Talos
     python benchmarks/bench_dynamics.py --repeat 31 --robots panda
 
 Calls timed (both through Python, as a user calls them):
@@ -9,6 +9,11 @@ Calls timed (both through Python, as a user calls them):
     mass matrix        engine.mass_matrix(model, q)                   pin.crba(model, data, q)
     hybrid dynamics    engine.hybrid_dynamics(model, q, v, mask, a, tau)   (no Pinocchio counterpart:
                        reported against our forward dynamics and against pin.aba)
+    bias forces        engine.bias_forces(model, q, v)                pin.nonLinearEffects(model, data, q, v)
+    Coriolis matrix    engine.coriolis_matrix(model, q, v)            pin.computeCoriolisMatrix(model, data, q, v)
+    Jacobians          engine.jacobian(model, q, link, "world" / "local_world_aligned")
+                                                                      pin.computeFrameJacobian(..., WORLD / LWA)
+    body poses         engine.body_poses(model, q)                    pin.forwardKinematics(model, data, q)
 
 Method: timeit with the garbage collector off; `repeat` rounds, each round times `number` calls of
 ours and then of Pinocchio (interleaved, so load from other processes hits both alike). Reported per
@@ -28,6 +33,8 @@ import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # this worktree's engine
+
 TARGET = 1.5
 
 ROBOTS = {
@@ -36,6 +43,7 @@ ROBOTS = {
     "talos": ("talos_data/robots/talos_full_v2.urdf", True),
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
     "solo12": ("solo_description/robots/solo12.urdf", True),
+    "humanoid": ("assets:humanoid.urdf", True),        # the shipped humanoid
 }
 
 
@@ -45,11 +53,14 @@ def load(name):
     import pinocchio as pin
     from engine import catalog
 
-    d = catalog.example_robot_data_dir()
-    if d is None:
-        sys.exit("example-robot-data is not installed (pip install example-robot-data)")
     rel, floating = ROBOTS[name]
-    path = str(d / rel)
+    if rel.startswith("assets:"):
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", rel[7:])
+    else:
+        d = catalog.example_robot_data_dir()
+        if d is None:
+            sys.exit("example-robot-data is not installed (pip install example-robot-data)")
+        path = str(d / rel)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = engine.load_urdf(path, floating_base=floating, load_meshes=False)
@@ -152,6 +163,18 @@ def bench_robot(name, repeat, seed=0):
     errs["mass matrix"] = rel_err(engine.mass_matrix(model, q), Mp[np.ix_(vidx, vidx)])
     a_hd, tau_hd = engine.hybrid_dynamics(model, q, v, mask, a, tau)
     errs["hybrid dynamics"] = rel_err(engine.inverse_dynamics(model, q, v, a_hd), tau_hd)
+    errs["bias forces"] = rel_err(engine.bias_forces(model, q, v), pin.nonLinearEffects(pmodel, pdata, qp, vp)[vidx])
+    Cp = pin.computeCoriolisMatrix(pmodel, pdata, qp, vp)
+    errs["coriolis matrix"] = rel_err(engine.coriolis_matrix(model, q, v) @ v, (Cp @ vp)[vidx])     # C v (C is not unique)
+    link = model.body_names[-1]
+    fid = pmodel.getFrameId(link)
+    Jp = pin.computeFrameJacobian(pmodel, pdata, qp, fid, pin.ReferenceFrame.WORLD)
+    errs["jacobian world"] = rel_err(engine.jacobian(model, q, link, "world"), np.vstack((Jp[3:], Jp[:3]))[:, vidx])
+    Jp = pin.computeFrameJacobian(pmodel, pdata, qp, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    errs["jacobian aligned"] = rel_err(engine.jacobian(model, q, link, "local_world_aligned"),
+                                       np.vstack((Jp[3:], Jp[:3]))[:, vidx])
+    pin.framesForwardKinematics(pmodel, pdata, qp)
+    errs["body poses"] = rel_err(engine.body_poses(model, q)[-1], pdata.oMf[fid].homogeneous)
 
     calls = [
         ("inverse dynamics", lambda: engine.inverse_dynamics(model, q, v, a), lambda: pin.rnea(pmodel, pdata, qp, vp, ap)),
@@ -159,6 +182,14 @@ def bench_robot(name, repeat, seed=0):
         ("mass matrix", lambda: engine.mass_matrix(model, q), lambda: pin.crba(pmodel, pdata, qp)),
         ("hybrid dynamics", lambda: engine.hybrid_dynamics(model, q, v, mask, a, tau),
          lambda: pin.aba(pmodel, pdata, qp, vp, taup)),
+        ("bias forces", lambda: engine.bias_forces(model, q, v), lambda: pin.nonLinearEffects(pmodel, pdata, qp, vp)),
+        ("coriolis matrix", lambda: engine.coriolis_matrix(model, q, v),
+         lambda: pin.computeCoriolisMatrix(pmodel, pdata, qp, vp)),
+        ("jacobian world", lambda: engine.jacobian(model, q, link, "world"),
+         lambda: pin.computeFrameJacobian(pmodel, pdata, qp, fid, pin.ReferenceFrame.WORLD)),
+        ("jacobian aligned", lambda: engine.jacobian(model, q, link, "local_world_aligned"),
+         lambda: pin.computeFrameJacobian(pmodel, pdata, qp, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)),
+        ("body poses", lambda: engine.body_poses(model, q), lambda: pin.forwardKinematics(pmodel, pdata, qp)),
     ]
     rows = {}
     for label, ours, theirs in calls:
@@ -168,7 +199,7 @@ def bench_robot(name, repeat, seed=0):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--robots", nargs="+", default=["panda", "talos"], choices=sorted(ROBOTS))
+    ap.add_argument("--robots", nargs="+", default=["panda", "ur5", "humanoid", "talos"], choices=sorted(ROBOTS))
     ap.add_argument("--repeat", type=int, default=21, help="timing rounds per call (default 21)")
     args = ap.parse_args(argv)
 
@@ -190,7 +221,7 @@ def main(argv=None):
         for label, ((ob, om), (pb, pmed)) in rows.items():
             ref = "pin.aba" if label == "hybrid dynamics" else ""
             r_best, r_med = ob / pb, om / pmed
-            if label != "hybrid dynamics":
+            if label in ("inverse dynamics", "forward dynamics", "mass matrix"):
                 worst = max(worst, r_best)
             mark = "" if r_best <= TARGET else "  > target"
             print(f"{name:<7} {label:<17} {ob * 1e6:9.2f} {pb * 1e6:9.2f} {r_best:6.2f}  {om * 1e6:9.2f} "

@@ -18,7 +18,7 @@ from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
 from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix, bias_forces,
                   gravity_forces, coriolis_matrix, kinetic_energy, potential_energy,
-                  forward_kinematics, frame_pose, jacobian, body_jacobian, world_jacobian,
+                  forward_kinematics, body_poses, frame_pose, jacobian, body_jacobian, world_jacobian,
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
 from .urdf import load_urdf, load_urdf_string
@@ -32,6 +32,8 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
 from .simulator import Simulator, INTEGRATORS
 from .trace import trace, Trace, Step, body_quantities
 from .equation import equation_terms, EquationTerms
+from .input_laws import InputLaws
+from . import batch
 from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
                           hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
                           external_wrench_derivatives, linearize)
@@ -43,9 +45,9 @@ __all__ = [
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
-    "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
+    "forward_kinematics", "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string", "load_mjcf",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",

@@ -16,7 +16,8 @@ import numba
 
 
 # the files that define compiled code or the record layouts it reads
-KERNEL_SOURCES = ("spatial.py", "joints.py", "layout.py", "algorithms/*.py")
+KERNEL_SOURCES = ("spatial.py", "joints.py", "layout.py", "algorithms/*.py", "steploop.py", "loopkernels.py",
+                  "poses.py", "batch.py")
 
 
 def _source_hash():

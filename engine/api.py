@@ -25,6 +25,7 @@ from .algorithms.kinematics import (forward_kinematics as _fk, body_jacobian as 
                                     body_velocities as _bvel)
 from .algorithms.liegroup import integrate as _integrate, difference as _difference
 from .algorithms.coriolis import coriolis as _coriolis
+from .poses import body_poses as _body_poses, frame_jacobian as _frame_jac, FRAME_CODES as _FRAME_CODES
 
 _F64 = np.dtype(np.float64)
 _OVERFLOW = 1            # engine.algorithms.common.OVERFLOW
@@ -287,7 +288,7 @@ def coriolis_matrix(model, q, v):
     C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i."""
     C = np.zeros((model.nv, model.nv))
     w = _work(model)
-    _call(_coriolis, model, w.wb_kin, ("q", "v"), (q, v), w.jac[0], w.jac[1], C, function="coriolis_matrix")
+    _call(_coriolis, model, w.wb_kin, ("q", "v"), (q, v), *w.jac, C, function="coriolis_matrix")
     return C
 
 
@@ -330,50 +331,68 @@ def _pose4(row):
     return T
 
 
+def body_poses(model, q):
+    """(nbodies, 4, 4): the world pose of every movable body, in ``model.body_names`` order."""
+    out = np.empty((model.nbodies, 4, 4))
+    w = _work(model)
+    try:
+        st = _body_poses(model._mb, w.wb_kin, q, out)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _call(_body_poses, model, w.wb_kin, ("q",), (q,), out, function="body_poses")
+        return out
+    if st:
+        _raise(model, st, ("q",), (q,), "body_poses")
+    return out
+
+
 def forward_kinematics(model, q):
-    """{link name: 4x4 pose in the world} for every link (merged fixed links included)."""
-    rows = _world_poses(model, q)
-    body_T = [_pose4(r) for r in rows]
+    """{link name: 4x4 pose in the world} for every link (merged fixed links included); built from
+    ``body_poses``."""
+    poses = body_poses(model, q)
     out = {}
     for name, f in model.frames.items():
-        T = body_T[f.body]
-        out[name] = T @ f.placement if f.offset else T
+        if f.body == 0:
+            out[name] = f.placement.copy()
+            continue
+        T = poses[f.body - 1]
+        out[name] = T @ f.placement if f.offset else T.copy()
     return out
 
 
 def frame_pose(model, q, name):
     """4x4 world pose of one link or body."""
     f = model.frame(name, "name")
-    return _pose4(_world_poses(model, q)[f.body]) @ f.placement
+    if f.body == 0:
+        return f.placement.copy()
+    return body_poses(model, q)[f.body - 1] @ f.placement
 
 
 def jacobian(model, q, name, frame="local"):
-    """Jacobian (6 x nv) of the twist of link `name`, rows (angular, linear):
+    """Jacobian (6 x nv) of the twist of link `name`, rows (angular, linear), computed in the kernel:
     frame="local": body twist in the link's own frame (Kim's body Jacobian);
     frame="world": spatial twist in the world frame (the world Jacobian);
     frame="local_world_aligned": angular velocity and the velocity of the link origin, world axes."""
     f = model.frame(name, "name")
-    if frame not in ("local", "world", "local_world_aligned"):
+    code = _FRAME_CODES.get(frame) if isinstance(frame, str) else None
+    if code is None:
         raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}")
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
     w = _work(model)
-    _call(_bjac, model, w.wb_kin, ("q",), (q,), f.body, J)
     P = f.placement
-    if f.offset:
-        J = Ad(se3_inv(P)) @ J
-    if frame == "local":
+    try:
+        st = _frame_jac(model._mb, w.wb_kin, q, f.body, P, code, J)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _call(_frame_jac, model, w.wb_kin, ("q",), (q,), f.body, P, code, J, function="jacobian")
         return J
-    ws = w.kin[f.body]
-    Tw = np.eye(4)
-    Tw[:3, :3] = ws["Rw"]
-    Tw[:3, 3] = ws["pw"]
-    Tw = Tw @ P
-    if frame == "world":
-        return Ad(Tw) @ J
-    R = Tw[:3, :3]                       # local_world_aligned
-    return np.vstack((R @ J[:3], R @ J[3:]))
+    if st:
+        _raise(model, st, ("q",), (q,), "jacobian")
+    return J
 
 
 def body_jacobian(model, q, name):

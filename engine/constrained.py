@@ -117,9 +117,45 @@ def baumgarte_gains(time_constant, dt=None):
     return 1.0 / T, 1.0 / T
 
 
+def _compiled(model, q, v, prescribed, a, tau, baumgarte, constraints):
+    """(ddq, tau, lambda) from the compiled loop kernels (engine/loopkernels.py), or None: a
+    Pfaffian constraint, an argument that needs converting, a rank-deficient or degenerate system,
+    or any error; the Python path then handles (and names) it."""
+    from .loopkernels import pack, constrained_dynamics
+    cs = active_constraints(model, constraints)
+    if not cs:
+        return None
+    packed = pack(cs, model)
+    if packed is None:
+        return None
+    ci, cf, m = packed
+    nv = model.nv
+    pres = np.zeros(nv, dtype=bool) if prescribed is None else prescribed
+    a = model._zero_v if a is None else a
+    g = np.zeros(3) if baumgarte is None else np.array([1.0, float(baumgarte[0]), float(baumgarte[1])])
+    w = model._work()
+    a_out, tau_out, lam = np.empty(nv), np.empty(nv), np.empty(m)
+    try:
+        st = constrained_dynamics(model._mb, w.wb_hd, w.wb_kin, q, v, pres, a, tau, ci, cf, m, g, a_out, tau_out, lam)
+    except (TypeError, ZeroDivisionError, ValueError):
+        return None
+    return (a_out, tau_out, lam) if st == 0 else None
+
+
 def constrained_forward_dynamics(model, q, v, tau, f_ext=None, baumgarte=None, constraints=None):
     """(ddq, lambda) of the constrained system. baumgarte=(alpha, beta) adds drift stabilisation;
-    lambda stacks the active constraints' multipliers (world components) in model order."""
+    lambda stacks the active constraints' multipliers (world components) in model order. Built-in
+    constraint kinds run in one compiled call (engine/loopkernels.py); a Pfaffian constraint, external
+    wrenches or a rank-deficient system take the rank-revealing path below."""
+    if not f_ext:
+        out = _compiled(model, q, v, None, None, tau, baumgarte, constraints)
+        if out is not None:
+            return out[0], out[2]
+    return _forward_python(model, q, v, tau, f_ext, baumgarte, constraints)
+
+
+def _forward_python(model, q, v, tau, f_ext=None, baumgarte=None, constraints=None):
+    """constrained_forward_dynamics with the rank-revealing solve (any constraint kind)."""
     a0 = forward_dynamics(model, q, v, tau, f_ext)
     f, A, bias, _ = constraint_system(model, q, v, constraints)
     if A.shape[0] == 0:
@@ -135,9 +171,18 @@ def constrained_hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None, bau
     """(ddq, tau, lambda): joints with prescribed True follow `a` and get the torque they need;
     the others take `tau`; the loops stay closed."""
     nv = model.nv
-    prescribed = _as_mask(prescribed, "prescribed", nv, model)
+    prescribed = _as_mask(prescribed, "prescribed", nv)
     a = _as_vector(a, "a", nv)
     tau = _as_vector(tau, "tau", nv)
+    if not f_ext and prescribed.shape[0] == nv:
+        out = _compiled(model, q, v, prescribed, a, tau, baumgarte, constraints)
+        if out is not None:
+            return out
+    return _hybrid_python(model, q, v, prescribed, a, tau, f_ext, baumgarte, constraints)
+
+
+def _hybrid_python(model, q, v, prescribed, a, tau, f_ext=None, baumgarte=None, constraints=None):
+    """constrained_hybrid_dynamics with the rank-revealing solve (any constraint kind)."""
     a0, tau0 = hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext)
     f, A, bias, _ = constraint_system(model, q, v, constraints)
     if A.shape[0] == 0:

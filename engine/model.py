@@ -212,7 +212,8 @@ class Workspace:
             ws = np.zeros(n, dtype=WS_DTYPE)
             setattr(self, name, ws)
             setattr(self, "wb_" + name, ws.view(np.uint8))
-        self.jac = (np.zeros((n, 6, nv)), np.zeros((n, 6, nv)))   # Coriolis: J_i and dJ_i/dt
+        # Coriolis: J_i, dJ_i/dt, I dJ - hbar J (6 x nv) and two 6-vectors
+        self.jac = (np.zeros((n, 6, nv)), np.zeros((n, 6, nv)), np.zeros((6, nv)), np.zeros((2, 6)))
 
 
 class Model:

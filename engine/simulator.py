@@ -29,6 +29,12 @@ projected back onto the loops (Gauss-Newton on q, least kinetic-energy change of
 and GEAR do), counted in ``loop_projections`` with the last one in ``last_loop_projection``; if
 projection can not bring it back, ``LoopFailure`` (a SimulationDiverged) names the loop.
 
+The step loop is compiled (``engine.steploop``): ``step(n)`` advances n steps in one compiled call,
+with the inputs held (``tau_cmd``, ``a_cmd``) or given by the built-in input laws (``inputs``, an
+``engine.InputLaws``: constant, gravity compensation, PD, sine; hold, track, sine trajectory),
+evaluated inside the loop. Python is entered at every step only for a Python control callback
+(``set_control(fn)``) and while closed loops are enabled; both paths compute the same numbers.
+
 Settings are checked when they are assigned (``dt``, ``integrator``, ``stabilization``,
 ``baumgarte_time``, ``project_every_step``, ``loop_tolerance``): a bad value raises ValueError
 naming the attribute and what it accepts. A finite input that overflows inside a step (a torque
@@ -42,16 +48,24 @@ import numpy as np
 
 from .api import (forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy,
                   body_velocities)
-from .constrained import (constrained_forward_dynamics, constrained_hybrid_dynamics, project_constraints,
-                          baumgarte_gains)
+from .constrained import project_constraints, baumgarte_gains, _forward_python, _hybrid_python
 from .constraints import active_constraints, constraint_residual, constraint_system
 from .algorithms.liegroup import dexp_inv, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
+from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
+from .stepping import StepLoop, PYTHON_STEP
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
 LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
+
+
+def _writable(x, dtype):
+    """x as a writable contiguous array of dtype (the compiled loop's signature takes writable
+    arrays; it never writes the inputs)."""
+    a = np.ascontiguousarray(x, dtype=dtype)
+    return a if a.flags.writeable else a.copy()
 
 
 class Simulator:
@@ -61,8 +75,10 @@ class Simulator:
     and the joint torques at the start of that step (for acceleration-prescribed joints the torque
     hybrid dynamics computed, damping included: what a motor must supply).
     Inputs: ``prescribed`` (bool per velocity coordinate), ``tau_cmd`` and ``a_cmd`` (held over a
-    step), or ``controller(t, q, v) -> (a_cmd, tau_cmd)`` called at every step; ``f_ext`` a dict of
-    body wrenches (body frame) applied during the step.
+    step); or ``inputs``, the built-in input laws (``engine.InputLaws``; they set ``prescribed``);
+    or a Python callback ``set_control(fn)``, fn(t, q, v) -> (a_cmd, tau_cmd) called at every step
+    (``controller`` is the same attribute); ``f_ext`` a dict of body wrenches (body frame) applied
+    during the step.
     """
 
     def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None):
@@ -74,6 +90,8 @@ class Simulator:
         self.tau_cmd = np.zeros(nv)
         self.a_cmd = np.zeros(nv)
         self.controller = None
+        self._inputs_laws = None
+        self._loop = None
         self.f_ext = None
         self._damping = model.damping
         self._has_damping = bool(np.any(self._damping))
@@ -169,6 +187,31 @@ class Simulator:
         if not (math.isfinite(tol) and tol > 0.0):
             raise ValueError(f"loop_tolerance: expected a positive number, got {value!r}")
         self._loop_tolerance = tol
+
+    @property
+    def inputs(self):
+        """The built-in input laws (engine.InputLaws of this model) evaluated inside the compiled
+        loop, or None: tau_cmd and a_cmd are held."""
+        return self._inputs_laws
+
+    @inputs.setter
+    def inputs(self, laws):
+        if laws is not None:
+            if not isinstance(laws, InputLaws):
+                raise ValueError(f"inputs: expected an engine.InputLaws or None, got {type(laws).__name__}")
+            if laws.model.nv != self.model.nv or laws.model.nq != self.model.nq:
+                raise ValueError(f"inputs: the laws were made for model '{laws.model.name}' "
+                                 f"(nq {laws.model.nq}, nv {laws.model.nv}), not for '{self.model.name}'")
+            self.prescribed[:] = laws.prescribed
+        self._inputs_laws = laws
+
+    def set_control(self, fn):
+        """Drive the simulation with a Python callback fn(t, q, v) -> (a_cmd, tau_cmd) (either may
+        be None for zeros), called at every step; the step then runs in Python. None removes it."""
+        if fn is not None and not callable(fn):
+            raise ValueError(f"set_control: expected a callable fn(t, q, v) -> (a_cmd, tau_cmd) or None, "
+                             f"got {type(fn).__name__}")
+        self.controller = fn
 
     # ------------------------------------------------------------------ state and inputs
     @staticmethod
@@ -268,14 +311,25 @@ class Simulator:
         model = self.model
         tau_in = tau_cmd - self._damping * v if self._has_damping else tau_cmd
         lam = np.zeros(0)
-        if active_constraints(model):
+        active = active_constraints(model)
+        if active:
             gains = self.baumgarte()
-            if not self.prescribed.any():
-                a, lam = constrained_forward_dynamics(model, q, v, tau_in, self.f_ext, gains)
+            loop = self._steploop()
+            packed = loop.packed_loops(active)
+            out = None
+            if packed is not None:
+                out = loop.loop_dynamics(packed, q, v, _writable(self.prescribed, np.bool_),
+                                         _writable(a_cmd, np.float64), _writable(tau_in, np.float64),
+                                         self.f_ext, gains)
+            if out is not None:
+                a, tau, lam = out
+                if not self.prescribed.any():
+                    tau = tau_cmd
+            elif not self.prescribed.any():       # the rank-revealing path (the kernel declined)
+                a, lam = _forward_python(model, q, v, tau_in, self.f_ext, gains)
                 tau = tau_cmd
             else:
-                a, tau, lam = constrained_hybrid_dynamics(model, q, v, self.prescribed, a_cmd, tau_in,
-                                                          self.f_ext, gains)
+                a, tau, lam = _hybrid_python(model, q, v, self.prescribed, a_cmd, tau_in, self.f_ext, gains)
         elif not self.prescribed.any():
             return forward_dynamics(model, q, v, tau_in, self.f_ext), tau_cmd, lam
         else:
@@ -285,6 +339,11 @@ class Simulator:
         return a, tau, lam
 
     def _inputs(self):
+        laws = self._inputs_laws
+        if self.controller is None and laws is not None and not laws.is_zero():
+            self.prescribed[:] = laws.prescribed
+            tau_base, acc_base = laws.constant_parts()
+            self.a_cmd, self.tau_cmd = self._steploop().evaluate(laws, self.t, self.q, self.v, tau_base, acc_base)
         if self.controller is not None:
             out = self.controller(self.t, self.q, self.v)
             if out is not None:
@@ -294,11 +353,123 @@ class Simulator:
                 self.tau_cmd = np.zeros(nv) if tau_cmd is None else self._vec(tau_cmd, nv, "tau_cmd")
         return self.a_cmd, self.tau_cmd
 
-    def step(self, n=1):
-        """Advance n steps of dt. Raises SimulationDiverged (the state stays at the last good one)."""
-        for _ in range(int(n)):
-            self._step_once()
+    def step(self, n=1, record=None):
+        """Advance n steps of dt. Raises SimulationDiverged (the state stays at the last good one).
+        record: None, or arrays (t (>= n), q (>= n, nq), v, a, tau (>= n, nv)) that receive, for each
+        step k, its starting state and the a, tau computed there (as ``t_prev``, ``q_prev``,
+        ``v_prev``, ``a``, ``tau`` after that step)."""
+        n = int(n)
+        if n <= 0:
+            return self
+        if record is not None:
+            record = self._check_record(record, n)
+        loops = self._loop_spec() if self.controller is None else False
+        k = 0
+        while k < n:
+            if loops is not False and self._compiled_ok():
+                rec = None if record is None else tuple(r[k:] for r in record)
+                done, python_step = self._step_compiled(n - k, rec, loops)
+                k += done
+                if not python_step:
+                    continue
+            self._step_once()       # a Python callback, Pfaffian rows, or one step the loop declined
+            if record is not None:
+                record[0][k] = self.t_prev
+                record[1][k] = self.q_prev
+                record[2][k] = self.v_prev
+                record[3][k] = self.a
+                record[4][k] = self.tau
+            k += 1
         return self
+
+    def _loop_spec(self):
+        """None without enabled loops; the packed loops for the compiled step; False when the
+        step must run in Python (a Pfaffian constraint, projection after every step)."""
+        active = active_constraints(self.model)
+        if not active:
+            return None
+        if self._project_every_step:
+            return False
+        packed = self._steploop().packed_loops(active, fresh=True)
+        return False if packed is None else packed
+
+    def _steploop(self):
+        if self._loop is None or self._loop.model is not self.model:
+            self._loop = StepLoop(self.model)
+        return self._loop
+
+    def _check_record(self, record, n):
+        nq, nv = self.model.nq, self.model.nv
+        try:
+            t, q, v, a, tau = record
+        except (TypeError, ValueError):
+            raise InputError("record: expected a tuple of arrays (t, q, v, a, tau)", "record") from None
+        for name, x, width in (("t", t, None), ("q", q, nq), ("v", v, nv), ("a", a, nv), ("tau", tau, nv)):
+            shape = (n,) if width is None else (n, width)
+            if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous
+                    and x.flags.writeable and x.ndim == len(shape) and x.shape[0] >= n
+                    and x.shape[1:] == shape[1:]):
+                raise InputError(f"record {name}: expected a writable float64 array of shape "
+                                 f"({'>= ' + str(n)}{'' if width is None else ', ' + str(width)})", "record")
+        return t, q, v, a, tau
+
+    def _compiled_ok(self):
+        """The compiled loop handles the state as the Python step would (finite state, valid
+        inputs); anything unusual goes through the Python step, which names the problem."""
+        nv = self.model.nv
+        for x, n in ((self.q, self.model.nq), (self.v, nv)):
+            if not (isinstance(x, np.ndarray) and x.shape == (n,) and np.isfinite(x).all()):
+                return False
+        laws = self._inputs_laws
+        if laws is not None and not laws.is_zero():
+            return True
+        for x in (self.tau_cmd, self.a_cmd):
+            x = np.asarray(x)
+            if x.shape != (nv,) or not np.isfinite(x).all():
+                return False
+        p = np.asarray(self.prescribed)
+        return p.shape == (nv,)
+
+    def _step_compiled(self, n, record, loops=None):
+        """Up to n steps in the compiled loop: (steps taken, whether the next step needs Python)."""
+        model = self.model
+        loop = self._steploop()
+        laws = self._inputs_laws
+        if laws is not None and not laws.is_zero():
+            self.prescribed[:] = laws.prescribed
+            tau_base, acc_base = laws.constant_parts()
+        else:
+            laws = None
+            tau_base = _writable(self.tau_cmd, np.float64)
+            acc_base = _writable(self.a_cmd, np.float64)
+        prescribed = _writable(self.prescribed, np.bool_)
+        if self._damping.shape != (model.nv,):
+            self._damping = model.damping
+        q = np.array(self.q, dtype=np.float64)
+        v = np.array(self.v, dtype=np.float64)
+        loop.load_fext(self.f_ext)
+        t0 = self.t
+        gains = self.baumgarte() if loops is not None else None
+        t, done, st = loop.run(q, v, t0, self.dt, n, self.integrator, prescribed, self._damping, tau_base,
+                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance)
+        if done:
+            self.t_prev, self.q_prev, self.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
+            self.q, self.v, self.t = q, v, float(t)
+            self.a, self.tau = loop.a.copy(), loop.tau.copy()
+            self.lam = loop.lam.copy() if loops is not None else np.zeros(0)
+            self.steps += done
+            self.work += float(loop.energy[0])
+            self.dissipated += float(loop.energy[1])
+            self.external_work += float(loop.energy[2])
+            if laws is not None:
+                nq, nv = model.nq, model.nv
+                self.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
+                self.tau_cmd = loop.bad[nq + 3 * nv:].copy()
+        if st == PYTHON_STEP:
+            return done, True
+        if st:
+            loop.raise_for(st, self.t, self.q, self.v, self.dt, self.integrator, prescribed)
+        return done, False
 
     def _step_once(self):
         a_cmd, tau_cmd = self._inputs()

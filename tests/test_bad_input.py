@@ -37,6 +37,7 @@ def _functions(case):
         "kinetic_energy": (engine.kinetic_energy, ("q", "v"), {}),
         "potential_energy": (engine.potential_energy, ("q",), {}),
         "forward_kinematics": (engine.forward_kinematics, ("q",), {}),
+        "body_poses": (engine.body_poses, ("q",), {}),
         "frame_pose": (lambda m, q: engine.frame_pose(m, q, body), ("q",), {}),
         "jacobian": (lambda m, q: engine.jacobian(m, q, body, frame="world"), ("q",), {}),
         "body_jacobian": (lambda m, q: engine.body_jacobian(m, q, body), ("q",), {}),
@@ -52,7 +53,7 @@ def _functions(case):
 
 FUNCTIONS = ["inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
              "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy", "forward_kinematics",
-             "frame_pose", "jacobian", "body_jacobian", "world_jacobian", "center_of_mass", "body_velocities",
+             "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian", "center_of_mass", "body_velocities",
              "body_accelerations", "joint_wrenches", "integrate", "difference"]
 # the public functions that take state vectors (engine.api); loaders and classes are tested elsewhere
 PUBLIC = {name for name in engine.__all__ if getattr(getattr(engine, name), "__module__", "") == "engine.api"}

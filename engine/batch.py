@@ -1,0 +1,272 @@
+"""The per-call API over a leading axis of N states, on every core.
+
+    A = engine.batch.forward_dynamics(model, Q, V, TAU)        # (N, nv)
+    TAU = engine.batch.inverse_dynamics(model, Q, V, A)        # (N, nv)
+    M = engine.batch.mass_matrix(model, Q)                     # (N, nv, nv)
+    Q, V = engine.batch.rollout(model, q0s, v0s, taus, dt)     # (N, steps + 1, nq), (N, steps + 1, nv)
+
+Each row is computed by the same compiled kernel as the per-call function, so the results are equal
+to ``engine.forward_dynamics`` (and the others) row by row. The rows are split into one contiguous
+chunk per thread (numba ``prange``); each chunk has its own workspace, so nothing is shared between
+threads and the model is never written. ``threads=None`` uses every core numba has, an integer caps
+it (1 runs on the calling thread's share only).
+
+``rollout`` advances N initial states by ``steps`` steps of ``dt`` with the compiled step loop
+(``engine.steploop``: the Simulator's integrators and joint damping, every joint torque-driven):
+``taus`` is (N, steps, nv), or (steps, nv) shared by all rollouts. Row 0 of each trajectory is the
+initial state, row k the state after k steps.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .algorithms.aba import aba
+from .algorithms.crba import crba
+from .algorithms.rnea import rnea
+from .errors import InputError, SingularInertiaError, SimulationDiverged
+from .model import WS_DTYPE
+from .steploop import advance, NPARAMS
+from .loopkernels import NI, NF
+from .stepping import INTEGRATOR_CODES
+
+
+@njit(parallel=True, cache=True)
+def _forward_dynamics(m_bytes, wsize, Q, V, TAU, OUT, nchunks, status):
+    N = Q.shape[0]
+    for c in prange(nchunks):
+        ws = np.zeros(wsize, dtype=np.uint8)
+        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
+            status[i] = aba(m_bytes, ws, Q[i], V[i], TAU[i], OUT[i])
+
+
+@njit(parallel=True, cache=True)
+def _inverse_dynamics(m_bytes, wsize, Q, V, A, OUT, nchunks, status):
+    N = Q.shape[0]
+    for c in prange(nchunks):
+        ws = np.zeros(wsize, dtype=np.uint8)
+        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
+            status[i] = rnea(m_bytes, ws, Q[i], V[i], A[i], OUT[i])
+
+
+@njit(parallel=True, cache=True)
+def _mass_matrix(m_bytes, wsize, Q, OUT, nchunks, status):
+    N = Q.shape[0]
+    for c in prange(nchunks):
+        ws = np.zeros(wsize, dtype=np.uint8)
+        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
+            status[i] = crba(m_bytes, ws, Q[i], OUT[i])
+
+
+@njit(parallel=True, cache=True)
+def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, nchunks, status, bad):
+    N = Q.shape[0]
+    steps = Q.shape[1] - 1
+    nq = Q.shape[2]
+    nv = V.shape[2]
+    for c in prange(nchunks):
+        ws = np.zeros(wsize, dtype=np.uint8)
+        ws_g = np.zeros(wsize, dtype=np.uint8)
+        prescribed = np.zeros(nv, dtype=np.bool_)
+        code = np.zeros(nv, dtype=np.int64)
+        params = np.zeros((nv, NPARAMS))
+        zero = np.zeros(nv)
+        q = np.empty(nq)
+        v = np.empty(nv)
+        tv = np.zeros(2)
+        a_out = np.empty(nv)
+        tau_out = np.empty(nv)
+        q_prev = np.empty(nq)
+        v_prev = np.empty(nv)
+        rec_a = np.empty((steps, nv))
+        rec_tau = np.empty((steps, nv))
+        rec_t = np.empty(steps + 1)
+        done = np.zeros(1, dtype=np.int64)
+        ci = np.zeros((0, NI), dtype=np.int64)
+        cf = np.zeros((0, NF))
+        gains = np.zeros(4)
+        lam = np.zeros(0)
+        energy = np.zeros(3)      # (work, dissipated, external work): not reported by rollouts
+        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
+            for k in range(nq):
+                q[k] = Q[i, 0, k]
+            for k in range(nv):
+                v[k] = V[i, 0, k]
+            tv[0] = 0.0
+            seq = TAUS[0] if shared else TAUS[i]
+            st = advance(m_bytes, ws, ws_g, q, v, tv, dt, steps, integrator, prescribed, code, params, q,
+                         damping, zero, zero, seq, a_out, tau_out, q_prev, v_prev, bad[i], rec_t, Q[i], V[i],
+                         rec_a, rec_tau, done, ws_g, ci, cf, gains, lam, energy)
+            status[i] = st
+            n = done[0]
+            for k in range(nq):
+                Q[i, n, k] = q[k]
+            for k in range(nv):
+                V[i, n, k] = v[k]
+            for r in range(n + 1, steps + 1):
+                for k in range(nq):
+                    Q[i, r, k] = np.nan
+                for k in range(nv):
+                    V[i, r, k] = np.nan
+
+
+# ------------------------------------------------------------------ Python side
+def _threads(threads, N):
+    top = numba.config.NUMBA_NUM_THREADS
+    if threads is None:
+        k = top
+    else:
+        k = int(threads)
+        if k < 1:
+            raise InputError(f"threads: expected a positive number of threads or None, got {threads!r}", "threads")
+        k = min(k, top)
+    return max(1, min(k, N))
+
+
+def _stack(x, name, n, what="states"):
+    try:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected an (N, {n}) array of numbers, got {type(x).__name__}", name) from None
+    if a.ndim != 2 or a.shape[1] != n:
+        raise InputError(f"{name}: expected an (N, {n}) array ({what} in rows), got shape {a.shape}", name)
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i, k = np.argwhere(bad)[0]
+        raise InputError(f"{name}: holds NaN or Inf (first at row {i}, column {k})", name)
+    return a
+
+
+def _same_rows(name, a, N):
+    if a.shape[0] != N:
+        raise InputError(f"{name}: expected {N} rows (one per state), got {a.shape[0]}", name)
+
+
+def _run(kernel, model, threads, N, *args):
+    status = np.zeros(N, dtype=np.int64)
+    k = _threads(threads, N)
+    if N == 0:
+        return status
+    wsize = (model.nbodies + 1) * WS_DTYPE.itemsize
+    old = numba.get_num_threads()
+    numba.set_num_threads(k)
+    try:
+        kernel(model._mb, wsize, *args, k, status)
+    finally:
+        numba.set_num_threads(old)
+    return status
+
+
+def _check(model, status, names, arrays):
+    bad = np.flatnonzero(status)
+    if not bad.size:
+        return
+    i = int(bad[0])
+    st = int(status[i])
+    if st < 0:
+        raise SingularInertiaError(model.joints[-st - 1].name)
+    from .api import _raise
+    try:
+        _raise(model, st, names, [a[i] for a in arrays])
+    except InputError as e:
+        raise InputError(f"row {i}: {e}", e.argument) from None
+
+
+def forward_dynamics(model, Q, V, TAU, threads=None):
+    """A[i] = engine.forward_dynamics(model, Q[i], V[i], TAU[i]) for every row i: (N, nv)."""
+    Q = _stack(Q, "Q", model.nq)
+    N = Q.shape[0]
+    V = _stack(V, "V", model.nv)
+    TAU = _stack(TAU, "TAU", model.nv)
+    _same_rows("V", V, N)
+    _same_rows("TAU", TAU, N)
+    out = np.empty((N, model.nv))
+    st = _run(_forward_dynamics, model, threads, N, Q, V, TAU, out)
+    _check(model, st, ("Q", "V", "TAU"), (Q, V, TAU))
+    return out
+
+
+def inverse_dynamics(model, Q, V, A, threads=None):
+    """TAU[i] = engine.inverse_dynamics(model, Q[i], V[i], A[i]) for every row i: (N, nv)."""
+    Q = _stack(Q, "Q", model.nq)
+    N = Q.shape[0]
+    V = _stack(V, "V", model.nv)
+    A = _stack(A, "A", model.nv)
+    _same_rows("V", V, N)
+    _same_rows("A", A, N)
+    out = np.empty((N, model.nv))
+    st = _run(_inverse_dynamics, model, threads, N, Q, V, A, out)
+    _check(model, st, ("Q", "V", "A"), (Q, V, A))
+    return out
+
+
+def mass_matrix(model, Q, threads=None):
+    """M[i] = engine.mass_matrix(model, Q[i]) for every row i: (N, nv, nv)."""
+    Q = _stack(Q, "Q", model.nq)
+    N = Q.shape[0]
+    out = np.empty((N, model.nv, model.nv))
+    st = _run(_mass_matrix, model, threads, N, Q, out)
+    _check(model, st, ("Q",), (Q,))
+    return out
+
+
+def rollout(model, q0s, v0s, taus, dt, integrator="rk4", threads=None):
+    """(Q, V): N trajectories of `steps` steps of `dt` from (q0s[i], v0s[i]) under the torques
+    taus[i] (N, steps, nv) or taus (steps, nv) for all; Q (N, steps + 1, nq), V (N, steps + 1, nv),
+    row 0 the initial state. Equal to ``engine.Simulator(model, dt, integrator, q0, v0)`` stepped
+    with ``tau_cmd`` = taus[i][k] at step k. The model's closed-loop constraints are not applied
+    (use the Simulator for those). A rollout that diverges raises SimulationDiverged naming it."""
+    if integrator not in INTEGRATOR_CODES:
+        raise InputError(f"integrator: expected one of {tuple(INTEGRATOR_CODES)}, got {integrator!r}", "integrator")
+    dt = float(dt)
+    if not (np.isfinite(dt) and dt > 0):
+        raise InputError(f"dt: expected a positive time step, got {dt!r}", "dt")
+    q0s = _stack(q0s, "q0s", model.nq)
+    N = q0s.shape[0]
+    v0s = _stack(v0s, "v0s", model.nv)
+    _same_rows("v0s", v0s, N)
+    try:
+        T = np.ascontiguousarray(taus, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("taus: expected an (N, steps, nv) or (steps, nv) array of numbers", "taus") from None
+    shared = T.ndim == 2
+    if shared:
+        T = T[None]
+    if T.ndim != 3 or T.shape[2] != model.nv or (not shared and T.shape[0] != N):
+        raise InputError(f"taus: expected ({N}, steps, {model.nv}) or (steps, {model.nv}), got shape "
+                         f"{np.shape(taus)}", "taus")
+    if not np.all(np.isfinite(T)):
+        raise InputError("taus: holds NaN or Inf", "taus")
+    steps = T.shape[1]
+    Q = np.empty((N, steps + 1, model.nq))
+    V = np.empty((N, steps + 1, model.nv))
+    Q[:, 0] = q0s
+    V[:, 0] = v0s
+    bad = np.zeros((N, model.nq + 4 * model.nv))
+    st = _run_rollout(model, threads, N, Q, V, T, shared, dt, integrator, bad)
+    failed = np.flatnonzero(st)
+    if failed.size:
+        i = int(failed[0])
+        s = int(st[i])
+        if s < 0:
+            raise SingularInertiaError(model.joints[-s - 1].name)
+        n = int(np.argmax(~np.isfinite(Q[i, :, 0]))) - 1 if not np.all(np.isfinite(Q[i, :, 0])) else steps
+        raise SimulationDiverged(n * dt, Q[i, n].copy(), V[i, n].copy(), f"rollout {i}", float("nan"), dt,
+                                 integrator)
+    return Q, V
+
+
+def _run_rollout(model, threads, N, Q, V, T, shared, dt, integrator, bad):
+    status = np.zeros(N, dtype=np.int64)
+    if N == 0:
+        return status
+    k = _threads(threads, N)
+    wsize = (model.nbodies + 1) * WS_DTYPE.itemsize
+    old = numba.get_num_threads()
+    numba.set_num_threads(k)
+    try:
+        _rollout(model._mb, wsize, Q, V, T, shared, dt, INTEGRATOR_CODES[integrator], model.damping, k, status, bad)
+    finally:
+        numba.set_num_threads(old)
+    return status

@@ -1,0 +1,380 @@
+"""Closed loops compiled: the residual f, the Jacobian A and the bias dA dq of the built-in
+constraint kinds in one kernel, and constrained forward / hybrid dynamics in one call
+(Kim 2012, Section 3):
+
+    a0 = ABA(q, v, tau)   (or hybrid dynamics),   G = M^-1 A^T  (articulated response),
+    K = A G,   rhs = -(dA dq) - 2 alpha A dq - beta^2 f - A a0,   K lambda = rhs (Cholesky),
+    ddq = a0 + G lambda.
+
+The rows are those of ``engine.constraints`` (same formulas, world components), read from a packed
+description of the constraints (``pack``). The frame kinematics follow ``algorithms/frames.py``,
+with Table 2's bias pass run once for all bodies. When K is rank deficient (a pivot below
+RANK_TOL times the largest diagonal entry) the kernel returns RANK_DEFICIENT and the caller takes the
+rank-revealing Python path, which names the rows in its warning. A user's Pfaffian constraint is not
+packed: models with one use the Python path.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+
+from .algorithms.common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, bias_pass
+from .algorithms.aba import aba
+from .algorithms.hybrid import hybrid
+from .algorithms.response import articulated_response
+from .model import MODEL_DTYPE, WS_DTYPE
+from .spatial import so3_log
+
+IMAT_T = types.Array(types.int64, 2, "C")
+
+POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING = range(6)
+KIND_CODES = {"point": POINT, "revolute": REVOLUTE, "weld": WELD, "distance": DISTANCE, "gear": GEAR,
+              "rolling": ROLLING}
+# integer columns
+C_KIND, C_BODY_A, C_BODY_B, C_ROW, C_ROWS, C_IQ_I, C_IQ_J, C_IV_I, C_IV_J = range(9)
+NI = 9
+# float columns
+F_PA, F_PB, F_D, F_LENGTH, F_RATIO, F_OFFSET, F_RADIUS, F_AXIS, F_GROUND = 0, 16, 32, 41, 42, 43, 44, 45, 48
+NF = 49
+
+COINCIDENT = 2001        # a distance constraint's two points coincide
+FLAT_DISK = 2002         # a rolling disk lies flat
+RANK_DEFICIENT = 2003    # K is rank deficient: use the rank-revealing path
+RANK_TOL = 1e-10
+
+
+def pack(constraints, model):
+    """(ci, cf, rows) for a list of active built-in constraints, or None if one is not built in."""
+    n = len(constraints)
+    ci = np.zeros((n, NI), dtype=np.int64)
+    cf = np.zeros((n, NF))
+    row = 0
+    for k, c in enumerate(constraints):
+        code = KIND_CODES.get(c.kind)
+        if code is None or type(c).__module__ != "engine.constraints":
+            return None
+        ci[k, C_KIND], ci[k, C_ROW], ci[k, C_ROWS] = code, row, c.rows
+        if code in (POINT, REVOLUTE, WELD, DISTANCE):
+            ci[k, C_BODY_A], ci[k, C_BODY_B] = c.body_a, c.body_b
+            cf[k, F_PA:F_PA + 16] = np.asarray(c.P_a, dtype=float).reshape(16)
+            cf[k, F_PB:F_PB + 16] = np.asarray(c.P_b, dtype=float).reshape(16)
+            if code == POINT:
+                cf[k, F_D:F_D + 3 * c.rows] = np.asarray(c.D, dtype=float).reshape(-1)
+            if code == DISTANCE:
+                cf[k, F_LENGTH] = c.length
+        elif code == GEAR:
+            ci[k, C_IQ_I], ci[k, C_IQ_J] = c.iq
+            ci[k, C_IV_I], ci[k, C_IV_J] = c.iv
+            cf[k, F_RATIO], cf[k, F_OFFSET] = c.ratio, c.offset
+        else:
+            ci[k, C_BODY_A] = c.body
+            cf[k, F_PA:F_PA + 16] = np.asarray(c.P, dtype=float).reshape(16)
+            cf[k, F_RADIUS] = c.radius
+            cf[k, F_AXIS:F_AXIS + 3] = c.axis
+            cf[k, F_GROUND] = c.ground
+        row += c.rows
+    return ci, cf, row
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def frame_state(m, ws, k, cf, c, off, out, J):
+    """The state of the frame with placement cf[c, off:off+16] (4 x 4 row-major) in body k, after
+    the bias pass: out rows 0-2 R, 3 p, 4 omega, 5 vel, 6 alpha, 7 acc (world); J rows Jw, Jv."""
+    wk = ws[k]
+    Rk = wk.Rw
+    c0, c1, c2 = cf[c, off + 3], cf[c, off + 7], cf[c, off + 11]
+    w_0, w_1, w_2 = wk.V[0], wk.V[1], wk.V[2]
+    dw0, dw1, dw2 = wk.dV[0], wk.dV[1], wk.dV[2]
+    vc0 = wk.V[3] + w_1 * c2 - w_2 * c1
+    vc1 = wk.V[4] + w_2 * c0 - w_0 * c2
+    vc2 = wk.V[5] + w_0 * c1 - w_1 * c0
+    ac0 = wk.dV[3] + dw1 * c2 - dw2 * c1 + w_1 * vc2 - w_2 * vc1
+    ac1 = wk.dV[4] + dw2 * c0 - dw0 * c2 + w_2 * vc0 - w_0 * vc2
+    ac2 = wk.dV[5] + dw0 * c1 - dw1 * c0 + w_0 * vc1 - w_1 * vc0
+    for r in range(3):
+        for col in range(3):
+            out[r, col] = (Rk[r, 0] * cf[c, off + col] + Rk[r, 1] * cf[c, off + 4 + col]
+                           + Rk[r, 2] * cf[c, off + 8 + col])
+        out[3, r] = wk.pw[r] + Rk[r, 0] * c0 + Rk[r, 1] * c1 + Rk[r, 2] * c2
+        out[4, r] = Rk[r, 0] * w_0 + Rk[r, 1] * w_1 + Rk[r, 2] * w_2
+        out[5, r] = Rk[r, 0] * vc0 + Rk[r, 1] * vc1 + Rk[r, 2] * vc2
+        out[6, r] = Rk[r, 0] * dw0 + Rk[r, 1] * dw1 + Rk[r, 2] * dw2
+        out[7, r] = Rk[r, 0] * ac0 + Rk[r, 1] * ac1 + Rk[r, 2] * ac2
+    for r in range(6):
+        for col in range(J.shape[1]):
+            J[r, col] = 0.0
+    p0, p1, p2 = out[3, 0], out[3, 1], out[3, 2]
+    j = k
+    while j > 0:
+        mj = m[j]
+        wj = ws[j]
+        Rj = wj.Rw
+        d0, d1, d2 = p0 - wj.pw[0], p1 - wj.pw[1], p2 - wj.pw[2]
+        for a in range(mj.nv):
+            s = wj.S[:, a]
+            col = mj.iv + a
+            o0 = Rj[0, 0] * s[0] + Rj[0, 1] * s[1] + Rj[0, 2] * s[2]
+            o1 = Rj[1, 0] * s[0] + Rj[1, 1] * s[1] + Rj[1, 2] * s[2]
+            o2 = Rj[2, 0] * s[0] + Rj[2, 1] * s[1] + Rj[2, 2] * s[2]
+            J[0, col] = o0
+            J[1, col] = o1
+            J[2, col] = o2
+            J[3, col] = Rj[0, 0] * s[3] + Rj[0, 1] * s[4] + Rj[0, 2] * s[5] + o1 * d2 - o2 * d1
+            J[4, col] = Rj[1, 0] * s[3] + Rj[1, 1] * s[4] + Rj[1, 2] * s[5] + o2 * d0 - o0 * d2
+            J[5, col] = Rj[2, 0] * s[3] + Rj[2, 1] * s[4] + Rj[2, 2] * s[5] + o0 * d1 - o1 * d0
+        j = mj.parent
+
+
+@njit(cache=True, inline="always")
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb):
+    """f, A, bias of the packed constraints (bias pass included). Status code."""
+    nv = m[0].nv
+    bias_pass(m, ws, q, v, m.shape[0] - 1)
+    for c in range(ci.shape[0]):
+        kind = ci[c, C_KIND]
+        r0 = ci[c, C_ROW]
+        if kind == GEAR:
+            for k in range(nv):
+                A[r0, k] = 0.0
+            ratio = cf[c, F_RATIO]
+            A[r0, ci[c, C_IV_J]] = 1.0
+            A[r0, ci[c, C_IV_I]] -= ratio
+            f[r0] = q[ci[c, C_IQ_J]] - ratio * q[ci[c, C_IQ_I]] - cf[c, F_OFFSET]
+            bias[r0] = 0.0
+            continue
+        frame_state(m, ws, ci[c, C_BODY_A], cf, c, F_PA, sa, Ja)
+        if kind == ROLLING:
+            ax0, ax1, ax2 = cf[c, F_AXIS], cf[c, F_AXIS + 1], cf[c, F_AXIS + 2]
+            n0 = sa[0, 0] * ax0 + sa[0, 1] * ax1 + sa[0, 2] * ax2
+            n1 = sa[1, 0] * ax0 + sa[1, 1] * ax1 + sa[1, 2] * ax2
+            n2 = sa[2, 0] * ax0 + sa[2, 1] * ax1 + sa[2, 2] * ax2
+            # t = up - (up . n) n, up = (0, 0, 1)
+            t0, t1, t2 = -n2 * n0, -n2 * n1, 1.0 - n2 * n2
+            tn = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+            if tn < 1e-9:
+                return FLAT_DISK
+            u0, u1, u2 = t0 / tn, t1 / tn, t2 / tn
+            rad = cf[c, F_RADIUS]
+            h0, h1, h2 = -rad * u0, -rad * u1, -rad * u2          # rho: centre -> contact point
+            for k in range(nv):
+                # v_center + w x rho  ->  Jv - rho x Jw
+                x0, x1, x2 = _cross(h0, h1, h2, Ja[0, k], Ja[1, k], Ja[2, k])
+                A[r0, k] = Ja[3, k] - x0
+                A[r0 + 1, k] = Ja[4, k] - x1
+                A[r0 + 2, k] = Ja[5, k] - x2
+            w0, w1, w2 = sa[4, 0], sa[4, 1], sa[4, 2]
+            dn0, dn1, dn2 = _cross(w0, w1, w2, n0, n1, n2)
+            dt0 = -dn2 * n0 - n2 * dn0
+            dt1 = -dn2 * n1 - n2 * dn1
+            dt2 = -dn2 * n2 - n2 * dn2
+            ud = u0 * dt0 + u1 * dt1 + u2 * dt2
+            du0, du1, du2 = (dt0 - u0 * ud) / tn, (dt1 - u1 * ud) / tn, (dt2 - u2 * ud) / tn
+            dr0, dr1, dr2 = -rad * du0, -rad * du1, -rad * du2
+            a0_, a1_, a2_ = _cross(sa[6, 0], sa[6, 1], sa[6, 2], h0, h1, h2)
+            b0_, b1_, b2_ = _cross(w0, w1, w2, dr0, dr1, dr2)
+            bias[r0] = sa[7, 0] + a0_ + b0_
+            bias[r0 + 1] = sa[7, 1] + a1_ + b1_
+            bias[r0 + 2] = sa[7, 2] + a2_ + b2_
+            f[r0] = np.nan
+            f[r0 + 1] = np.nan
+            f[r0 + 2] = sa[3, 2] + h2 - cf[c, F_GROUND]
+            continue
+        frame_state(m, ws, ci[c, C_BODY_B], cf, c, F_PB, sb, Jb)
+        if kind == POINT:
+            for r in range(ci[c, C_ROWS]):
+                D0, D1, D2 = cf[c, F_D + 3 * r], cf[c, F_D + 3 * r + 1], cf[c, F_D + 3 * r + 2]
+                f[r0 + r] = D0 * (sa[3, 0] - sb[3, 0]) + D1 * (sa[3, 1] - sb[3, 1]) + D2 * (sa[3, 2] - sb[3, 2])
+                bias[r0 + r] = D0 * (sa[7, 0] - sb[7, 0]) + D1 * (sa[7, 1] - sb[7, 1]) + D2 * (sa[7, 2] - sb[7, 2])
+                for k in range(nv):
+                    A[r0 + r, k] = D0 * (Ja[3, k] - Jb[3, k]) + D1 * (Ja[4, k] - Jb[4, k]) + D2 * (Ja[5, k] - Jb[5, k])
+        elif kind == DISTANCE:
+            d0, d1, d2 = sa[3, 0] - sb[3, 0], sa[3, 1] - sb[3, 1], sa[3, 2] - sb[3, 2]
+            L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            if L < 1e-12:
+                return COINCIDENT
+            e0, e1, e2 = d0 / L, d1 / L, d2 / L
+            dd0, dd1, dd2 = sa[5, 0] - sb[5, 0], sa[5, 1] - sb[5, 1], sa[5, 2] - sb[5, 2]
+            ed = e0 * dd0 + e1 * dd1 + e2 * dd2
+            f[r0] = L - cf[c, F_LENGTH]
+            bias[r0] = (e0 * (sa[7, 0] - sb[7, 0]) + e1 * (sa[7, 1] - sb[7, 1]) + e2 * (sa[7, 2] - sb[7, 2])
+                        + (dd0 * dd0 + dd1 * dd1 + dd2 * dd2 - ed * ed) / L)
+            for k in range(nv):
+                A[r0, k] = e0 * (Ja[3, k] - Jb[3, k]) + e1 * (Ja[4, k] - Jb[4, k]) + e2 * (Ja[5, k] - Jb[5, k])
+        else:   # REVOLUTE and WELD share the 3 position rows
+            for r in range(3):
+                f[r0 + r] = sa[3, r] - sb[3, r]
+                bias[r0 + r] = sa[7, r] - sb[7, r]
+                for k in range(nv):
+                    A[r0 + r, k] = Ja[3 + r, k] - Jb[3 + r, k]
+            if kind == WELD:
+                Rrel = np.empty((3, 3))
+                for r in range(3):
+                    for s in range(3):
+                        Rrel[r, s] = sb[0, r] * sa[0, s] + sb[1, r] * sa[1, s] + sb[2, r] * sa[2, s]
+                w = so3_log(Rrel)
+                for r in range(3):
+                    f[r0 + 3 + r] = sb[r, 0] * w[0] + sb[r, 1] * w[1] + sb[r, 2] * w[2]
+                    bias[r0 + 3 + r] = sa[6, r] - sb[6, r]
+                    for k in range(nv):
+                        A[r0 + 3 + r, k] = Ja[r, k] - Jb[r, k]
+            else:
+                z0, z1, z2 = sa[0, 2], sa[1, 2], sa[2, 2]
+                dz0, dz1, dz2 = _cross(sa[4, 0], sa[4, 1], sa[4, 2], z0, z1, z2)
+                dw0, dw1, dw2 = sa[4, 0] - sb[4, 0], sa[4, 1] - sb[4, 1], sa[4, 2] - sb[4, 2]
+                for kk in range(2):
+                    x0, x1, x2 = sb[0, kk], sb[1, kk], sb[2, kk]
+                    nn0, nn1, nn2 = _cross(z0, z1, z2, x0, x1, x2)
+                    wx0, wx1, wx2 = _cross(sb[4, 0], sb[4, 1], sb[4, 2], x0, x1, x2)
+                    p0, p1, p2 = _cross(dz0, dz1, dz2, x0, x1, x2)
+                    s0, s1, s2 = _cross(z0, z1, z2, wx0, wx1, wx2)
+                    dn0, dn1, dn2 = p0 + s0, p1 + s1, p2 + s2
+                    f[r0 + 3 + kk] = z0 * x0 + z1 * x1 + z2 * x2
+                    bias[r0 + 3 + kk] = (nn0 * (sa[6, 0] - sb[6, 0]) + nn1 * (sa[6, 1] - sb[6, 1])
+                                         + nn2 * (sa[6, 2] - sb[6, 2]) + dn0 * dw0 + dn1 * dw1 + dn2 * dw2)
+                    for k in range(nv):
+                        A[r0 + 3 + kk, k] = (nn0 * (Ja[0, k] - Jb[0, k]) + nn1 * (Ja[1, k] - Jb[1, k])
+                                             + nn2 * (Ja[2, k] - Jb[2, k]))
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, VEC_T), cache=True)
+def constraint_rows(m_bytes, ws_bytes, q, v, ci, cf, f, A, bias):
+    """f (m; NaN on nonholonomic rows), A (m x nv), bias = dA dq (m) of the packed constraints."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
+    nv = m[0].nv
+    sa = np.empty((8, 3))
+    sb = np.empty((8, 3))
+    Ja = np.empty((6, nv))
+    Jb = np.empty((6, nv))
+    return rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb)
+
+
+@njit(cache=True)
+def _cholesky_solve(K, rhs, x, L):
+    """x = K^-1 rhs for symmetric K (m x m) by Cholesky; False when a pivot is below RANK_TOL times
+    the largest diagonal entry (rank deficient: the caller takes the rank-revealing path)."""
+    n = K.shape[0]
+    big = 0.0
+    for i in range(n):
+        if K[i, i] > big:
+            big = K[i, i]
+    tol = RANK_TOL * big
+    for j in range(n):
+        s = K[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not (s > tol):
+            return False
+        L[j, j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            t = K[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    for i in range(n):
+        t = rhs[i]
+        for k in range(i):
+            t -= L[i, k] * x[k]
+        x[i] = t / L[i, i]
+    for i in range(n - 1, -1, -1):
+        t = x[i]
+        for k in range(i + 1, n):
+            t -= L[k, i] * x[k]
+        x[i] = t / L[i, i]
+    return True
+
+
+@njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, IMAT_T, MAT_T, types.int64, VEC_T,
+             VEC_T, VEC_T, VEC_T), cache=True)
+def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, cf, nrows, gains,
+                         a_out, tau_out, lam):
+    """Constrained forward dynamics (no joint prescribed) or hybrid dynamics, Kim 2012 Section 3:
+    a_out, tau_out (prescribed joints: the torque they need; others: tau) and the multipliers lam
+    (nrows). gains = (use Baumgarte, alpha, beta). tau is the applied torque (damping included)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    nv = m[0].nv
+    any_p = False
+    for k in range(nv):
+        if prescribed[k]:
+            any_p = True
+    a0 = np.empty(nv)
+    tau0 = np.empty(nv)
+    if any_p:
+        st = hybrid(m_bytes, ws_dyn, q, v, prescribed, a, tau, a0, tau0)
+    else:
+        st = aba(m_bytes, ws_dyn, q, v, tau, a0)
+    if st != OK:
+        return st
+    f = np.empty(nrows)
+    A = np.empty((nrows, nv))
+    bias = np.empty(nrows)
+    st = constraint_rows(m_bytes, ws_kin, q, v, ci, cf, f, A, bias)
+    if st != OK:
+        return st
+    AT = np.empty((nv, nrows))
+    for r in range(nrows):
+        for k in range(nv):
+            AT[k, r] = A[r, k]
+    G = np.empty((nv, nrows))
+    st = articulated_response(m_bytes, ws_dyn, q, prescribed, AT, G)
+    if st != OK:
+        return st
+    K = np.empty((nrows, nrows))
+    for i in range(nrows):
+        for j in range(nrows):
+            s = 0.0
+            for k in range(nv):
+                s += A[i, k] * G[k, j]
+            K[i, j] = s
+    for i in range(nrows):
+        for j in range(i + 1, nrows):
+            s = 0.5 * (K[i, j] + K[j, i])
+            K[i, j] = s
+            K[j, i] = s
+    rhs = np.empty(nrows)
+    for i in range(nrows):
+        Av = 0.0
+        Aa = 0.0
+        for k in range(nv):
+            Av += A[i, k] * v[k]
+            Aa += A[i, k] * a0[k]
+        r = -bias[i]
+        if gains[0] != 0.0:
+            r -= 2.0 * gains[1] * Av
+            if not np.isnan(f[i]):
+                r -= gains[2] * gains[2] * f[i]
+        rhs[i] = r - Aa
+    L = np.zeros((nrows, nrows))
+    if not _cholesky_solve(K, rhs, lam, L):
+        return RANK_DEFICIENT
+    if not any_p:
+        for k in range(nv):
+            s = a0[k]
+            for r in range(nrows):
+                s += G[k, r] * lam[r]
+            a_out[k] = s
+            tau_out[k] = tau[k]
+        return OK
+    ATl = np.empty(nv)
+    tau_in = np.empty(nv)
+    for k in range(nv):
+        s = 0.0
+        for r in range(nrows):
+            s += A[r, k] * lam[r]
+        ATl[k] = s
+        tau_in[k] = tau[k] if prescribed[k] else tau[k] + s
+    tau_u = np.empty(nv)
+    st = hybrid(m_bytes, ws_dyn, q, v, prescribed, a, tau_in, a_out, tau_u)
+    if st != OK:
+        return st
+    for k in range(nv):
+        tau_out[k] = tau_u[k] - ATl[k] if prescribed[k] else tau[k]
+    return OK

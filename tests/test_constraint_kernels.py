@@ -1,0 +1,151 @@
+"""The compiled closed-loop path (engine/loopkernels.py) against today's Python path
+(engine.constraints / engine.constrained): rows f, A, dA dq of every built-in kind, constrained
+forward and hybrid dynamics, and whole simulations, on every shipped loop model and on random trees
+with every closure kind."""
+import numpy as np
+import pytest
+
+import engine
+from engine import catalog
+from engine.constraints import active_constraints
+from engine.constrained import _forward_python, _hybrid_python
+from engine.loopkernels import pack, constraint_rows, constrained_dynamics, RANK_DEFICIENT
+from conftest import assert_close
+from loop_models import LINKAGES, linkage, random_closed_pair, CLOSURE_KINDS
+
+
+def compiled_rows(model, q, v, constraints):
+    ci, cf, m = pack(constraints, model)
+    f, A, bias = np.empty(m), np.empty((m, model.nv)), np.empty(m)
+    ws = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    assert constraint_rows(model._mb, ws, q, v, ci, cf, f, A, bias) == 0
+    return f, A, bias
+
+
+def compiled_dynamics(model, q, v, tau, constraints, prescribed=None, a=None, gains=None):
+    ci, cf, m = pack(constraints, model)
+    nv = model.nv
+    pres = np.zeros(nv, dtype=bool) if prescribed is None else prescribed
+    a = np.zeros(nv) if a is None else a
+    g = np.zeros(3) if gains is None else np.array([1.0, *gains])
+    ws1 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    ws2 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    a_out, tau_out, lam = np.empty(nv), np.empty(nv), np.empty(m)
+    st = constrained_dynamics(model._mb, ws1, ws2, q, v, pres, a, tau, ci, cf, m, g, a_out, tau_out, lam)
+    assert st == 0, st
+    return a_out, tau_out, lam
+
+
+def same_rows(model, q, v, constraints):
+    f, A, bias, _ = engine.constraint_system(model, q, v, constraints)
+    fc, Ac, bc = compiled_rows(model, q, v, constraints)
+    assert np.array_equal(np.isnan(f), np.isnan(fc))
+    hol = ~np.isnan(f)
+    assert_close(fc[hol], f[hol], 1e-12, "f")
+    assert_close(Ac, A, 1e-12, "A")
+    assert_close(bc, bias, 1e-11, "dA dq")
+
+
+def state(model, rng, q0=None):
+    q0 = catalog.initial_state(model)[0] if q0 is None else q0
+    q = engine.integrate(model, q0, 0.05 * rng.normal(size=model.nv))
+    return q, rng.normal(size=model.nv), rng.normal(size=model.nv)
+
+
+@pytest.mark.parametrize("name", LINKAGES)
+def test_rows_and_dynamics_of_the_shipped_loop_models(name):
+    model = linkage(name)
+    cs = active_constraints(model)
+    assert pack(cs, model) is not None
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        q, v, tau = state(model, rng)
+        same_rows(model, q, v, cs)
+        a, lam = _forward_python(model, q, v, tau, None, (10.0, 10.0))
+        ac, tc, lc = compiled_dynamics(model, q, v, tau, cs, gains=(10.0, 10.0))
+        assert_close(ac, a, 1e-9, f"{name} ddq")
+        assert_close(lc, lam, 1e-9, f"{name} lambda")
+        # hybrid: the first joint acceleration-prescribed (the rolling disk has one joint only)
+        if len(model.joints) < 2:
+            continue
+        pres = np.zeros(model.nv, dtype=bool)
+        j = model.joints[0]
+        pres[j.idx_v:j.idx_v + j.nv] = True
+        acc = rng.normal(size=model.nv)
+        try:
+            a, t, lam = _hybrid_python(model, q, v, pres, acc, tau, None, None)
+        except engine.InputError:
+            continue
+        ac, tc, lc = compiled_dynamics(model, q, v, tau, cs, pres, acc)
+        assert_close(ac, a, 1e-9, f"{name} hybrid ddq")
+        assert_close(tc, t, 1e-9, f"{name} hybrid tau")
+        assert_close(lc, lam, 1e-9, f"{name} hybrid lambda")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_trees_with_every_closure_kind(seed):
+    pair, cs, q0 = random_closed_pair(seed)
+    model = pair.model
+    assert {c.kind for c in cs} == set(CLOSURE_KINDS)
+    rng = np.random.default_rng(seed)
+    # a planar closure (point constraint along two directions) between two random links
+    names = [n for n in model.frames if model.frames[n].body != 0]
+    planar = engine.PointConstraint("planar", names[1], names[-1], point_a=(0.1, 0.0, 0.2),
+                                    point_b=(0.0, -0.1, 0.05), directions=[[1, 0, 0], [0, 0.6, 0.8]])
+    if model.frames[names[1]].body != model.frames[names[-1]].body:
+        planar.bind(model)
+        same_rows(model, *state(model, rng, q0)[:2], cs + [planar])
+    for _ in range(3):
+        q, v, tau = state(model, rng, q0)
+        same_rows(model, q, v, cs)
+        a, lam = _forward_python(model, q, v, tau, None, (5.0, 5.0), cs)
+        ac, _, lc = compiled_dynamics(model, q, v, tau, cs, gains=(5.0, 5.0))
+        assert_close(ac, a, 1e-8, "ddq")
+        assert_close(lc, lam, 1e-8, "lambda")
+
+
+def test_rank_deficient_rows_take_the_rank_revealing_path():
+    """The shipped four-bar closed with a 3D point (3 rows, rank 2 in the plane): the kernel
+    declines, the simulator's Python path warns once with the row names."""
+    model = linkage("four_bar").clone()
+    c = active_constraints(model)[0]
+    point = engine.PointConstraint("closure3d", c.link_a, c.link_b, frame_a=c.frame_a, frame_b=c.frame_b)
+    point.bind(model)
+    q, v, tau = state(model, np.random.default_rng(0))
+    ci, cf, m = pack([point], model)
+    ws1 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    ws2 = ws1.copy()
+    st = constrained_dynamics(model._mb, ws1, ws2, q, v, np.zeros(model.nv, bool), np.zeros(model.nv), tau,
+                              ci, cf, m, np.zeros(3), np.empty(model.nv), np.empty(model.nv), np.empty(m))
+    assert st == RANK_DEFICIENT
+    model.constraints = [point]
+    sim = engine.Simulator(model, q=q)
+    with pytest.warns(engine.ConstraintWarning, match=r"closure3d\["):
+        sim.step(3)
+
+
+@pytest.mark.parametrize("name", LINKAGES)
+def test_simulation_with_compiled_loops_equals_the_python_path(name):
+    model = linkage(name)
+    q0, v0 = catalog.initial_state(model)
+    out = []
+    for compiled in (True, False):
+        sim = engine.Simulator(model, dt=1e-3, integrator="rk4", q=q0, v=v0)
+        if not compiled:
+            sim._steploop().packed_loops = lambda active, fresh=False: None
+        sim.step(200)
+        out.append(sim)
+    a, b = out
+    assert_close(a.q, b.q, 1e-9, f"{name} q after 0.2 s")
+    assert_close(a.v, b.v, 1e-8, f"{name} v after 0.2 s")
+    assert_close(a.lam, b.lam, 1e-7, f"{name} lambda")
+
+
+@pytest.mark.parametrize("name", LINKAGES)
+def test_public_constrained_dynamics_use_the_kernel_and_agree(name):
+    model = linkage(name)
+    q, v, tau = state(model, np.random.default_rng(5))
+    a, lam = engine.constrained_forward_dynamics(model, q, v, tau, None, (3.0, 3.0))
+    a_py, lam_py = _forward_python(model, q, v, tau, None, (3.0, 3.0))
+    assert_close(a, a_py, 1e-9, "ddq")
+    assert_close(lam, lam_py, 1e-9, "lambda")
