@@ -30,6 +30,7 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
                           constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
                           joint_reaction_wrenches, ConstraintWarning)
 from .simulator import Simulator, INTEGRATORS
+from .contact import Ground, Contact
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
@@ -40,7 +41,7 @@ __all__ = [
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
     "forward_kinematics", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "load_urdf", "load_urdf_string", "load_mjcf",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "Ground", "Contact", "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
