@@ -154,6 +154,18 @@ class ContactGeometry:
             pb.append(np.full(len(local), sh.body))
             ps.append(np.full(len(local), si))
         self.points = np.vstack(pts) if pts else np.zeros((0, 3))
+        # bounding sphere of each shape's points (culls far shapes before the per-point work)
+        self._pt_groups = []                # (body, centre, radius, slice of points)
+        start = 0
+        for local, b in zip(pts, pb):
+            c = 0.5 * (local.min(axis=0) + local.max(axis=0))
+            rad = float(np.linalg.norm(local - c, axis=1).max())
+            self._pt_groups.append((int(b[0]), c, rad, start, start + len(local)))
+            start += len(local)
+        self._grp_body = np.array([g[0] for g in self._pt_groups], dtype=np.int64)
+        self._grp_c = np.array([g[1] for g in self._pt_groups], dtype=float).reshape(-1, 3)
+        self._grp_r = np.array([g[2] for g in self._pt_groups], dtype=float)
+        self._grp_rng = [(g[3], g[4]) for g in self._pt_groups]
         self.point_body = np.concatenate(pb).astype(np.int64) if pb else np.zeros(0, np.int64)
         self.point_shape = np.concatenate(ps).astype(np.int64) if ps else np.zeros(0, np.int64)
         self.sph_c = np.array(sph_c, dtype=float).reshape(-1, 3)
@@ -176,15 +188,23 @@ class ContactGeometry:
         self.empty = (len(self.points) == 0 and len(self.sph_r) == 0 and len(self.disk_r) == 0)
 
     # ------------------------------------------------------------------ detection
-    def ground_points(self, T, n, height):
-        """(body, point world (k,3), signed distance (k,), key (k,)) of every support point; key
-        identifies a point across steps (for warm starting)."""
+    def ground_points(self, T, n, height, margin=np.inf):
+        """(body, point world (k,3), signed distance (k,), key (k,)) of the support points (of
+        every shape that may come within `margin`); key identifies a point across steps."""
         R, p = _rows(T)
         outs_b, outs_x, outs_k = [], [], []
         if len(self.points):
-            b = self.point_body
-            X = np.einsum("kij,kj->ki", R[b], self.points) + p[b]
-            outs_b.append(b), outs_x.append(X), outs_k.append(np.arange(len(b)))
+            if np.isfinite(margin):
+                gb = self._grp_body
+                C = np.einsum("kij,kj->ki", R[gb], self._grp_c) + p[gb]
+                near = np.flatnonzero(C @ n - height - self._grp_r < margin)
+                idx = (np.concatenate([np.arange(*self._grp_rng[i]) for i in near]) if len(near)
+                       else np.zeros(0, np.int64))
+            else:
+                idx = np.arange(len(self.points))
+            b = self.point_body[idx]
+            X = np.einsum("kij,kj->ki", R[b], self.points[idx]) + p[b]
+            outs_b.append(b), outs_x.append(X), outs_k.append(idx)
         off = len(self.points)
         if len(self.sph_r):
             b = self.sph_b
@@ -225,7 +245,7 @@ class ContactGeometry:
         """Candidate ground contacts within `margin` of the plane: (body, point, distance, key)
         with at most MAX_POINTS_PER_SHAPE (+1) points per shape."""
         n = ground.normal
-        b, X, d, key = self.ground_points(T, n, ground.height)
+        b, X, d, key = self.ground_points(T, n, ground.height, margin)
         near = d < margin
         if not near.any():
             return b[:0], X[:0], d[:0], key[:0]

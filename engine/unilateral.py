@@ -241,6 +241,51 @@ def _polish(W, r, kind, mu, lam):
     return new
 
 
+@njit(cache=True)
+def _delassus(J, G, W):
+    """W = J G symmetrised (m x m), in a plain loop: for these small sizes a threaded BLAS
+    product spends its time waking threads (25 ms instead of 0.1 ms on a busy machine)."""
+    m, nv = J.shape
+    for i in range(m):
+        for j in range(i, m):
+            acc = 0.0
+            for k in range(nv):
+                acc += J[i, k] * G[k, j] + J[j, k] * G[k, i]
+            W[i, j] = 0.5 * acc
+            W[j, i] = 0.5 * acc
+
+
+@njit(cache=True)
+def _rows_kernel(ba, bb, X, U, T, Jall, rows):
+    """rows[k, a] = U[k, a] . (velocity of the point X[k] of body ba[k] minus that of bb[k]):
+    for a body with pose (R, p) and body Jacobian J, u . v_x = (r x R^T u) . J_w + (R^T u) . J_v
+    with r = R^T (x - p)."""
+    nv = rows.shape[2]
+    for k in range(X.shape[0]):
+        for side in range(2):
+            body = ba[k] if side == 0 else bb[k]
+            if body <= 0:
+                continue
+            sign = 1.0 if side == 0 else -1.0
+            R = T[body, :9].reshape(3, 3)
+            r0 = r1 = r2 = 0.0
+            for i in range(3):
+                dx = X[k, i] - T[body, 9 + i]
+                r0 += R[i, 0] * dx
+                r1 += R[i, 1] * dx
+                r2 += R[i, 2] * dx
+            for a in range(3):
+                u0 = U[k, a, 0] * R[0, 0] + U[k, a, 1] * R[1, 0] + U[k, a, 2] * R[2, 0]
+                u1 = U[k, a, 0] * R[0, 1] + U[k, a, 1] * R[1, 1] + U[k, a, 2] * R[2, 1]
+                u2 = U[k, a, 0] * R[0, 2] + U[k, a, 1] * R[1, 2] + U[k, a, 2] * R[2, 2]
+                c0 = r1 * u2 - r2 * u1
+                c1 = r2 * u0 - r0 * u2
+                c2 = r0 * u1 - r1 * u0
+                for j in range(nv):
+                    rows[k, a, j] += sign * (c0 * Jall[body, 0, j] + c1 * Jall[body, 1, j] + c2 * Jall[body, 2, j]
+                                             + u0 * Jall[body, 3, j] + u1 * Jall[body, 4, j] + u2 * Jall[body, 5, j])
+
+
 def _quat_rot(qw):
     w, x, y, z = qw / np.linalg.norm(qw)
     return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
@@ -266,6 +311,7 @@ class ContactStepper:
         self.lim_hi = np.array(hi, dtype=float)
         # free joints of a parent that can not rotate the frame they move in (the ground)
         self.free = [(j.idx_q, j.idx_v) for j in model.joints if j.kind == "free" and j.parent == 0]
+        self._jall = np.zeros((model.nbodies + 1, 6, model.nv))
         self.warm = {}
         self.stats = {"rows": 0, "iterations": 0, "polished": False, "residual": 0.0, "steps": 0,
                       "max_iterations": 0, "worst_residual": 0.0}
@@ -308,7 +354,7 @@ class ContactStepper:
                 return True
         if sim.ground is not None and not self.geometry.empty:
             T = _world_poses(self.model, q)
-            _, _, d, _ = self.geometry.ground_points(T, sim.ground.normal, sim.ground.height)
+            _, _, d, _ = self.geometry.ground_points(T, sim.ground.normal, sim.ground.height, 0.0)
             if d.size and d.min() < 0.0:
                 return True
             if self.geometry.box_contacts(T, 0.0):
@@ -341,24 +387,14 @@ class ContactStepper:
         t1 /= np.linalg.norm(t1, axis=1)[:, None]
         t2 = np.cross(N, t1)
         U = np.stack((N, t1, t2), axis=1)                      # (k, 3, 3)
-        bodies = np.union1d(ba, bb)
-        bodies = bodies[bodies > 0]
-        Jall = np.zeros((self.model.nbodies + 1, 6, nv))
+        Jall = self._jall
         wb = _work(self.model).wb_kin
-        for body in bodies:
-            _bjac(self.model._mb, wb, q, int(body), Jall[body])
+        for body in set(ba.tolist()) | set(bb.tolist()):
+            if body > 0:
+                Jall[body] = 0.0
+                _bjac(self.model._mb, wb, q, body, Jall[body])
         rows = np.zeros((k, 3, nv))
-        for b, sign in ((ba, 1.0), (bb, -1.0)):
-            on = b > 0
-            if not on.any():
-                continue
-            bo = b[on]
-            Rb = R[bo]
-            r = np.einsum("kji,kj->ki", Rb, X[on] - p[bo])        # R^T (x - p)
-            Ub = np.einsum("kaj,kji->kai", U[on], Rb)             # rows R^T u
-            rxU = np.cross(r[:, None, :], Ub)                      # (k, 3, 3)
-            Jb = Jall[bo]
-            rows[on] += sign * (np.einsum("kai,kin->kan", rxU, Jb[:, :3]) + np.einsum("kai,kin->kan", Ub, Jb[:, 3:]))
+        _rows_kernel(ba, bb, X, U, T, Jall, rows)
         return rows.reshape(3 * k, nv), U
 
     # ------------------------------------------------------------------ the step
@@ -457,8 +493,8 @@ class ContactStepper:
         if A.shape[0]:
             r[3 * nc + nl:] = 0.0           # the loops: the impulses change no loop velocity
         G = response(model, q, J.T, pres)
-        W = J @ G
-        W = 0.5 * (W + W.T)
+        W = np.empty((m, m))
+        _delassus(J, G, W)
         # rows that can not move (all their joints prescribed): nothing to solve on them
         diag = np.diag(W).copy()
         scale = max(float(diag.max(initial=0.0)), 1e-300)
@@ -563,7 +599,8 @@ class ContactStepper:
         Jn = Jc[0::3]
         r = np.array([c[4] + PENETRATION_SLOP for c in contacts])
         G = response(model, q, Jn.T, sim.prescribed)
-        W = Jn @ G
+        W = np.empty((len(r), len(r)))
+        _delassus(Jn, G, W)
         dg = np.diag(W).copy()
         ok = dg > 1e-12 * max(dg.max(), 1e-300)
         if not ok.any():
