@@ -258,7 +258,7 @@ class Simulator:
         self.contacts = []
         self.limit_forces = np.zeros(self.model.nv)
         if self._stepper is not None:
-            self._stepper.warm = {}
+            self._stepper.reset()
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v   # state a and tau belong to
 
     def set_initial_state(self, q, v=None):

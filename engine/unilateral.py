@@ -316,6 +316,12 @@ class ContactStepper:
         self.stats = {"rows": 0, "iterations": 0, "polished": False, "residual": 0.0, "steps": 0,
                       "max_iterations": 0, "worst_residual": 0.0}
 
+    def reset(self):
+        """Forget the warm start and the run's statistics (Simulator.reset)."""
+        self.warm = {}
+        self.stats.update(rows=0, iterations=0, polished=False, residual=0.0, steps=0, max_iterations=0,
+                          worst_residual=0.0)
+
     @property
     def has_limits(self):
         return len(self.lim_v) > 0
