@@ -486,8 +486,8 @@ def _stand(model, q):
                 q[j.idx_q] = min(max(q[j.idx_q], lo), hi)
     if not model.joints or model.joints[0].kind != "free" or model.joints[0].parent != 0:
         return
-    if not model.collisions:
-        return
+    if not model.collisions or str(getattr(model, "source", "") or "").lower().endswith((".xml", ".mjcf")):
+        return             # MJCF: the file's own start pose (as MuJoCo starts it)
     from .contact import ContactGeometry
     from .api import _world_poses
     geo = ContactGeometry(model)

@@ -63,7 +63,8 @@ PGS_TOL = 1e-12                 # m/s (largest velocity change of a sweep)
 CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
 LIMIT_MARGIN = 0.02             # rad or m, plus the motion of the step
 PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after the step
-POLISH_BELOW = 1e-12            # m/s: a PGS answer with a smaller residual is not polished
+POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
+                                # (it has the minimum-norm forces: no internal friction loops)
 RESTITUTION_SPEED = 0.05        # m/s: slower impacts are inelastic (resting contact does not chatter)
 
 
@@ -524,12 +525,10 @@ class ContactStepper:
                 lam[3 * nc + k] = w
         iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
         res_g = residual(W, r, kind, mu, lam)
-        polished = None
-        if res_g > POLISH_BELOW:
-            polished = _polish(W, r, kind, mu, lam)
+        polished = _polish(W, r, kind, mu, lam)
         if polished is not None:
             res_p = residual(W, r, kind, mu, polished)
-            if res_p <= res_g:
+            if res_p <= max(res_g, POLISH_BELOW):
                 lam = polished
             else:
                 polished = None

@@ -282,20 +282,23 @@ def test_standing_box_forces_match_mujoco():
     md = mujoco.MjData(mm)
     for _ in range(2000):
         mujoco.mj_step(mm, md)
-    total_mj = np.zeros(3)
+    mj = []                                            # (point, force on the box) per contact
     f6 = np.zeros(6)
     for i in range(md.ncon):
         mujoco.mj_contactForce(mm, md, i, f6)
         frame = md.contact[i].frame.reshape(3, 3)
-        total_mj += frame.T @ f6[:3]
-    total_mj = -total_mj if total_mj[2] < 0 else total_mj
+        f = frame.T @ f6[:3]
+        mj.append((md.contact[i].pos.copy(), f if f[2] > 0 else -f))
 
     box = _load("contact_box.urdf")
     q = box.neutral()
     q[2] = 0.1
     sim = Simulator(box, dt=1e-3, q=q, ground=Ground(friction=0.8))
     sim.step(2000)
-    ours = sum(c.force for c in sim.contacts)
-    assert np.allclose(ours, [0, 0, 2 * G], atol=1e-9)
-    # MuJoCo's soft contact settles to the weight too (within its small residual penetration)
-    assert np.allclose(total_mj, ours, rtol=0, atol=1e-3 * 2 * G)
+    assert len(sim.contacts) == len(mj) == 4
+    assert np.allclose(sum(c.force for c in sim.contacts), [0, 0, 2 * G], atol=1e-9)
+    for c in sim.contacts:                             # corner by corner: a quarter of the weight each
+        p, f = min(mj, key=lambda pf: np.linalg.norm(pf[0][:2] - c.point[:2]))
+        assert np.linalg.norm(p[:2] - c.point[:2]) < 1e-6
+        assert np.allclose(c.force, f, rtol=0, atol=1e-3 * G)
+        assert np.allclose(c.force, [0, 0, 2 * G / 4], atol=1e-9)   # no internal friction loops
