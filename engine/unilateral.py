@@ -58,8 +58,8 @@ from .constraints import active_constraints, constraint_system
 from .contact import ContactGeometry, Contact
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
-PGS_MAX_ITER = 300
-PGS_TOL = 1e-12                 # m/s (largest velocity change of a sweep)
+PGS_MAX_ITER = 200
+PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
 CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
 LIMIT_MARGIN = 0.02             # rad or m, plus the motion of the step
 PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after the step
