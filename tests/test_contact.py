@@ -302,3 +302,30 @@ def test_standing_box_forces_match_mujoco():
         assert np.linalg.norm(p[:2] - c.point[:2]) < 1e-6
         assert np.allclose(c.force, f, rtol=0, atol=1e-3 * G)
         assert np.allclose(c.force, [0, 0, 2 * G / 4], atol=1e-9)   # no internal friction loops
+
+
+def test_limits_compose_with_a_closed_loop():
+    """The slider-crank driven by a crank torque runs its crank onto its +-2 pi limit: the crank
+    stops there, the loop stays closed (its multipliers absorb the limit impulse) and no joint
+    passes a limit."""
+    m = catalog.load_model("slider_crank")
+    q, v = catalog.initial_state(m)
+    sim = Simulator(m, dt=1e-3, q=q, v=v)
+    sim.tau_cmd[m.v_slice("crank")] = 2.0
+    worst, over, on_limit = 0.0, 0.0, 0
+    for _ in range(3000):
+        sim.step()
+        worst = max(worst, sim.constraint_residual())
+        for j in m.joints:
+            x = sim.q[j.idx_q]
+            over = max(over, j.lower[0] - x, x - j.upper[0])
+        on_limit += bool(sim.limit_forces[m.v_slice("crank")][0] != 0.0)
+    assert on_limit > 100
+    assert worst <= sim.loop_tolerance
+    assert over <= 1e-6
+    assert sim.lam.shape == (2,) and np.all(np.isfinite(sim.lam))
+    # at rest against the limit: gravity = applied torque + limit torques + loop forces A^T lambda
+    assert abs(sim.v).max() < 1e-6
+    _, A, _, _ = engine.constraint_system(m, sim.q_prev, sim.v_prev)
+    balance = sim.tau_cmd + sim.limit_forces + A.T @ sim.lam - engine.gravity_forces(m, sim.q_prev)
+    assert np.abs(balance).max() < 1e-6
