@@ -117,18 +117,21 @@ def test_heavy_box_on_light_box_does_not_sink(ratio):
     assert abs(on_light - ratio * G) < 1e-6 * ratio * G
 
 
-def test_dropped_box_loses_energy_and_comes_to_rest():
+@pytest.mark.parametrize("tilt", [0.0, 0.3])
+def test_dropped_box_loses_energy_and_comes_to_rest(tilt):
+    """Dropped flat (lands on four corners at once) or tilted (lands on a corner, tumbles)."""
     box = _load("contact_box.urdf")
     q = box.neutral()
-    q[2] = 0.5 + 0.1                                   # its bottom 0.5 m above the ground
+    q[2] = 0.5 + 0.1                                   # its centre 0.6 m above the ground
+    q[3:7] = [math.cos(tilt / 2), 0.6 * math.sin(tilt / 2), 0.8 * math.sin(tilt / 2), 0.0]
     sim = Simulator(box, dt=1e-3, q=q, ground=Ground(restitution=0.0))
     E = [sum(sim.energy())]
-    for _ in range(2000):
+    for _ in range(3000):
         sim.step()
         E.append(sum(sim.energy()))
         assert E[-1] <= E[-2] + 1e-6
     assert np.abs(sim.v).max() < 1e-9
-    assert abs(sim.q[2] - 0.1) < 1e-4
+    assert abs(sim.q[2] - 0.1) < 1e-4                 # resting on its largest face
     assert max(c.penetration for c in sim.contacts) < 1e-4
 
 
