@@ -328,13 +328,13 @@ class ContactStepper:
         return len(self.lim_v) > 0
 
     # ------------------------------------------------------------------ rows
-    def _candidates(self, sim, q, v, T):
+    def _candidates(self, sim, q, v, T, contact_margin=CONTACT_MARGIN, limit_margin=LIMIT_MARGIN):
         h = sim.dt
         ground = sim.ground
         g = self.geometry
         contacts = []           # (body_a, body_b, point, normal, distance, key)
         if ground is not None and not g.empty:
-            margin = CONTACT_MARGIN
+            margin = contact_margin
             b, X, d, key = g.detect(T, ground, margin)
             n = ground.normal
             for k in range(len(b)):
@@ -344,7 +344,7 @@ class ContactStepper:
         if sim.joint_limits and self.has_limits:
             qi = q[self.lim_q]
             vi = v[self.lim_v]
-            reach = LIMIT_MARGIN + 2.0 * h * np.abs(vi)
+            reach = limit_margin + 2.0 * h * np.abs(vi)
             dl = qi - self.lim_lo
             du = self.lim_hi - qi
             for k in np.flatnonzero(dl < reach):
@@ -423,15 +423,12 @@ class ContactStepper:
         return self._contact_step(sim, a_cmd, tau_cmd, q, v, T, contacts, limits)
 
     def _wide_candidates(self, sim, q, v, T, q_new):
-        global CONTACT_MARGIN, LIMIT_MARGIN
-        saved = CONTACT_MARGIN, LIMIT_MARGIN
-        try:
-            speed = float(np.abs(v).max(initial=0.0)) * self.model.characteristic_length()
-            CONTACT_MARGIN = max(saved[0], 4.0 * sim.dt * speed + 0.05)
-            LIMIT_MARGIN = max(saved[1], 4.0 * sim.dt * float(np.abs(v).max(initial=0.0)) + 0.1)
-            return self._candidates(sim, q, v, T)
-        finally:
-            CONTACT_MARGIN, LIMIT_MARGIN = saved
+        """Candidates with margins wide enough for what moved farther than the usual margins in
+        one step (a fast body reaching the ground, a fast joint its limit)."""
+        speed = float(np.abs(v).max(initial=0.0))
+        return self._candidates(sim, q, v, T,
+                                max(CONTACT_MARGIN, 4.0 * sim.dt * speed * self.model.characteristic_length() + 0.05),
+                                max(LIMIT_MARGIN, 4.0 * sim.dt * speed + 0.1))
 
     def _clear(self, sim):
         sim.contacts = []
