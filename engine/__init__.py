@@ -37,6 +37,7 @@ from . import batch
 from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
                           hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
                           external_wrench_derivatives, linearize)
+from .contact import Ground, Contact
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
@@ -47,7 +48,8 @@ __all__ = [
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
     "forward_kinematics", "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "load_urdf", "load_urdf_string", "load_mjcf",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "Ground", "Contact",
+    "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",

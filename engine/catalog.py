@@ -390,8 +390,11 @@ def load_model(name_or_path, floating_base=None, package_paths=(), strict=None):
 
 def initial_state(model):
     """(q, v) the gallery starts ``model`` from: its neutral configuration with the description's
-    initial_q / initial_v (joint name -> value or list) and base_pose applied. Unknown joint names
-    raise KeyError naming the joint."""
+    initial_q / initial_v (joint name -> value or list) and base_pose applied, or (without
+    initial_q) the SRDF reference configuration example-robot-data ships next to the URDF
+    (group_state half_sitting, standing, ...). A floating-base robot then stands: its base height
+    is set so its lowest collision point touches the ground z = 0. Every joint starts within its
+    limits. Unknown joint names raise KeyError naming the joint."""
     q = model.neutral()
     v = np.zeros(model.nv)
     desc = getattr(model, "description", None) or {}
@@ -408,6 +411,8 @@ def initial_state(model):
                 raise ValueError(f"{key}['{name}']: expected {n} values, got {val.size}")
             i = getattr(j, start)
             vec[i:i + n] = val
+    if not desc.get("initial_q"):
+        _apply_srdf(model, q)
     for j in model.joints:  # normalise quaternions
         if j.kind == "spherical":
             qq = q[j.idx_q:j.idx_q + 4]
@@ -415,7 +420,84 @@ def initial_state(model):
         elif j.kind == "free":
             qq = q[j.idx_q + 3:j.idx_q + 7]
             q[j.idx_q + 3:j.idx_q + 7] = qq / np.linalg.norm(qq)
+    _stand(model, q)
     return q, v
+
+
+_SRDF_STATES = ("half_sitting", "standing", "stand", "straight_standing", "neutral", "home")
+
+
+def _srdf_for(model):
+    """The .srdf example-robot-data ships for this model's URDF (../srdf/<urdf stem>.srdf or the
+    only .srdf there), or None."""
+    src = getattr(model, "source", None)
+    if not src or not str(src).lower().endswith(".urdf"):
+        return None
+    d = Path(src).resolve().parent.parent / "srdf"
+    if not d.is_dir():
+        return None
+    stem = Path(src).stem
+    for cand in (stem, stem.replace("_reduced", ""), stem.split("_")[0]):
+        f = d / f"{cand}.srdf"
+        if f.is_file():
+            return f
+    files = sorted(d.glob("*.srdf"))
+    return files[0] if len(files) == 1 else None
+
+
+def _apply_srdf(model, q):
+    """Write the SRDF reference configuration (group_state half_sitting, standing, ...) into q.
+    The floating base value (x y z qx qy qz qw, Pinocchio's order) sets the base orientation; its
+    height is replaced by the standing height later."""
+    f = _srdf_for(model)
+    if f is None:
+        return False
+    try:
+        root = ET.parse(f).getroot()
+    except (ET.ParseError, OSError):
+        return False
+    states = {gs.get("name"): gs for gs in root.iter("group_state")}
+    pick = next((states[n] for n in _SRDF_STATES if n in states), None)
+    if pick is None:
+        return False
+    names = set(model.joint_names)
+    for js in pick.iter("joint"):
+        name = js.get("name")
+        if name not in names:
+            continue
+        try:
+            val = np.array([float(x) for x in js.get("value", "").split()])
+        except ValueError:
+            continue
+        j = model.joint(name)
+        if j.kind == "free" and val.size == 7:
+            q[j.idx_q:j.idx_q + 3] = val[:3]
+            q[j.idx_q + 3:j.idx_q + 7] = (val[6], val[3], val[4], val[5])
+        elif val.size == j.nq:
+            q[j.idx_q:j.idx_q + j.nq] = val
+    return True
+
+
+def _stand(model, q):
+    """Floating base: put the lowest collision point on the ground (z = 0). Fixed base: clip the
+    joints into their limits."""
+    for j in model.joints:
+        if j.kind in ("revolute", "prismatic") and j.nq == 1:
+            lo, hi = float(j.lower[0]), float(j.upper[0])
+            if lo <= hi:
+                q[j.idx_q] = min(max(q[j.idx_q], lo), hi)
+    if not model.joints or model.joints[0].kind != "free" or model.joints[0].parent != 0:
+        return
+    if not model.collisions or str(getattr(model, "source", "") or "").lower().endswith((".xml", ".mjcf")):
+        return             # MJCF: the file's own start pose (as MuJoCo starts it)
+    from .contact import ContactGeometry
+    from .api import _world_poses
+    geo = ContactGeometry(model)
+    if geo.empty:
+        return
+    low = geo.lowest(_world_poses(model, q))
+    if low is not None:
+        q[model.joints[0].idx_q + 2] -= low
 
 
 # ------------------------------------------------------------------ the ball-joint top

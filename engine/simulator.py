@@ -33,7 +33,16 @@ The step loop is compiled (``engine.steploop``): ``step(n)`` advances n steps in
 with the inputs held (``tau_cmd``, ``a_cmd``) or given by the built-in input laws (``inputs``, an
 ``engine.InputLaws``: constant, gravity compensation, PD, sine; hold, track, sine trajectory),
 evaluated inside the loop. Python is entered at every step only for a Python control callback
-(``set_control(fn)``) and while closed loops are enabled; both paths compute the same numbers.
+(``set_control(fn)``), while ground contact or joint limits are on, and for the loop steps the
+kernel declines; both paths compute the same numbers.
+
+Unilateral constraints (``engine/unilateral.py``): ``ground=engine.Ground(...)`` adds ground contact
+with Coulomb friction, ``joint_limits=True`` (off by default for now: with it on every step runs
+in Python) keeps the joints within their limits. A step with a contact or a limit near is a velocity-level semi-implicit
+Euler step with impulses (whatever ``integrator`` says: impulsive contact and set-valued friction do
+not mix with RK4's stages, and this step is what contact simulators use); steps with nothing near
+keep the chosen integrator. After a step: ``contacts`` (engine.contact.Contact list),
+``limit_forces`` (nv), ``contact_stats``; ``limit_restitution`` (0 = limits do not bounce).
 
 Settings are checked when they are assigned (``dt``, ``integrator``, ``stabilization``,
 ``baumgarte_time``, ``project_every_step``, ``loop_tolerance``): a bad value raises ValueError
@@ -81,8 +90,14 @@ class Simulator:
     during the step.
     """
 
-    def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None):
+    def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None, ground=None, joint_limits=None):
         self.model = model
+        self._stepper = None
+        self.ground = ground
+        self.joint_limits = joint_limits
+        self.limit_restitution = 0.0
+        self.contacts = []
+        self.limit_forces = np.zeros(model.nv)
         self.dt = dt
         self.integrator = integrator
         nv = model.nv
@@ -131,6 +146,63 @@ class Simulator:
         if not isinstance(value, str) or value not in INTEGRATORS:
             raise ValueError(f"integrator: expected one of {', '.join(repr(x) for x in INTEGRATORS)}, got {value!r}")
         self._integrator = value
+
+    @property
+    def ground(self):
+        """engine.Ground or None (no ground contact)."""
+        return self._ground
+
+    @ground.setter
+    def ground(self, value):
+        from .contact import Ground
+        if value is not None and not isinstance(value, Ground):
+            raise ValueError(f"ground: expected engine.Ground(...) or None, got {value!r}")
+        self._ground = value
+
+    @property
+    def joint_limits(self):
+        """Joint limits honoured as unilateral constraints (True/False; None at construction =
+        False for now: opt in with True)."""
+        return self._joint_limits
+
+    @joint_limits.setter
+    def joint_limits(self, value):
+        if value is None:
+            # off until the compiled step loop handles limits (issue 10 asks for on when the model
+            # has limits; with them on every step runs in Python): opt in with joint_limits=True
+            value = False
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"joint_limits: expected True, False or None, got {value!r}")
+        self._joint_limits = bool(value)
+
+    @property
+    def limit_restitution(self):
+        """Restitution of the joint limits in [0, 1] (0: a joint stops on its limit)."""
+        return self._limit_restitution
+
+    @limit_restitution.setter
+    def limit_restitution(self, value):
+        try:
+            e = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"limit_restitution: expected a number in [0, 1], got {value!r}") from None
+        if not 0.0 <= e <= 1.0:
+            raise ValueError(f"limit_restitution: expected a number in [0, 1], got {value!r}")
+        self._limit_restitution = e
+
+    @property
+    def contact_stats(self):
+        """Last contact solve: rows, PGS iterations, polished, residual (m/s); and over the run:
+        steps, max_iterations, worst_residual. None when neither ground nor limits are on."""
+        return None if self._stepper is None else self._stepper.stats
+
+    def _unilateral(self):
+        if self._ground is None and not self._joint_limits:
+            return None
+        if self._stepper is None:
+            from .unilateral import ContactStepper
+            self._stepper = ContactStepper(self.model)
+        return self._stepper
 
     @property
     def stabilization(self):
@@ -235,6 +307,10 @@ class Simulator:
         self.a = np.zeros(self.model.nv)
         self.tau = np.zeros(self.model.nv)
         self.steps = 0
+        self.contacts = []
+        self.limit_forces = np.zeros(self.model.nv)
+        if self._stepper is not None:
+            self._stepper.reset()
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v   # state a and tau belong to
         self.work = 0.0            # by the actuators' joint torques (damping excluded)
         self.dissipated = 0.0      # by joint damping
@@ -363,7 +439,7 @@ class Simulator:
             return self
         if record is not None:
             record = self._check_record(record, n)
-        loops = self._loop_spec() if self.controller is None else False
+        loops = self._loop_spec() if (self.controller is None and self._unilateral() is None) else False
         k = 0
         while k < n:
             if loops is not False and self._compiled_ok():
@@ -474,7 +550,11 @@ class Simulator:
     def _step_once(self):
         a_cmd, tau_cmd = self._inputs()
         try:
-            q_new, v_new, a1, tau1, lam1, dW = self._advance(a_cmd, tau_cmd)
+            uni = self._unilateral()
+            if uni is None:
+                q_new, v_new, a1, tau1, lam1, dW = self._advance(a_cmd, tau_cmd)
+            else:
+                q_new, v_new, a1, tau1, lam1, dW = uni.advance(self, a_cmd, tau_cmd)
         except (InputError, NumericalOverflow) as e:
             self._overflowed(e, a_cmd, tau_cmd)
         active = active_constraints(self.model)

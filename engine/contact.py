@@ -1,0 +1,305 @@
+"""Ground contact geometry: the ground plane, the support points of a model's collision shapes
+against it, and contact detection.
+
+    ground = engine.Ground(height=0.0, normal=(0, 0, 1), friction=0.8, restitution=0.0)
+    sim = engine.Simulator(model, dt=1e-3, ground=ground)
+
+Each collision shape (``model.collisions``, engine.visuals.Shape) is turned once into what touches
+a plane:
+
+- box: its 8 corners;
+- sphere: its centre and radius (the support point is centre - r n, exact for any normal);
+- capsule: the two centres of its end spheres, with the radius;
+- cylinder: its two cap circles (the support point of a circle along -n is exact: c - r u with u
+  the part of n across the axis) plus 8 points on each rim, which carry a cap lying flat;
+- mesh: the vertices of its convex hull (scipy's Qhull), which is exactly what touches a plane.
+
+Detection is vectorised over every point of the model (one numpy pass on the world poses of the
+bodies). A shape with more than ``MAX_POINTS_PER_SHAPE`` points within the margin (a mesh sole
+flat on the ground) is reduced to its deepest point and its extreme points along eight directions
+of the plane: that keeps the support polygon (what makes a foot stand) with a bounded row count.
+
+Boxes of bodies that hang from different roots (two free boxes stacked, never two links of one
+robot: robots do not self-collide here) also touch each other: each corner of one box inside the
+other box (expanded by the margin) is a vertex-face contact on the face of least penetration.
+Edge-edge contact between boxes is not detected (a stated limitation).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Ground", "Contact", "ContactGeometry", "MAX_POINTS_PER_SHAPE"]
+
+MAX_POINTS_PER_SHAPE = 8
+RIM_POINTS = 8
+
+
+class Ground:
+    """A flat ground: the plane {x : n . x = height} with unit normal n (a tilted normal makes a
+    slope), Coulomb friction coefficient ``friction`` (>= 0) and ``restitution`` in [0, 1]
+    (0 = inelastic)."""
+
+    def __init__(self, height=0.0, normal=(0.0, 0.0, 1.0), friction=0.8, restitution=0.0):
+        try:
+            self.height = float(height)
+        except (TypeError, ValueError):
+            raise ValueError(f"Ground height: expected a number (m), got {height!r}") from None
+        if not math.isfinite(self.height):
+            raise ValueError(f"Ground height: expected a finite number (m), got {height!r}")
+        try:
+            n = np.array(normal, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"Ground normal: expected 3 numbers, got {normal!r}") from None
+        if n.size != 3 or not np.all(np.isfinite(n)) or not np.linalg.norm(n) > 1e-12:
+            raise ValueError(f"Ground normal: expected a finite, non-zero 3-vector, got {normal!r}")
+        self.normal = n / np.linalg.norm(n)
+        try:
+            self.friction = float(friction)
+        except (TypeError, ValueError):
+            raise ValueError(f"Ground friction: expected a number >= 0, got {friction!r}") from None
+        if not (math.isfinite(self.friction) and self.friction >= 0.0):
+            raise ValueError(f"Ground friction: expected a finite number >= 0, got {friction!r}")
+        try:
+            self.restitution = float(restitution)
+        except (TypeError, ValueError):
+            raise ValueError(f"Ground restitution: expected a number in [0, 1], got {restitution!r}") from None
+        if not (0.0 <= self.restitution <= 1.0):
+            raise ValueError(f"Ground restitution: expected a number in [0, 1], got {restitution!r}")
+
+    def tangents(self):
+        """Two unit vectors spanning the plane (t1, t2, n right-handed)."""
+        n = self.normal
+        a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        t1 = a - (a @ n) * n
+        t1 /= np.linalg.norm(t1)
+        return t1, np.cross(n, t1)
+
+    def __repr__(self):
+        return (f"Ground(height={self.height:g}, normal={tuple(np.round(self.normal, 6).tolist())}, "
+                f"friction={self.friction:g}, restitution={self.restitution:g})")
+
+
+@dataclass
+class Contact:
+    """One active contact after a step (world frame). ``force`` is the force the ground (or the
+    other body, ``other``) applies to ``body`` at ``point``; ``normal`` points from the ground into
+    the body; ``penetration`` >= 0 (m)."""
+    body: str
+    point: np.ndarray
+    normal: np.ndarray
+    force: np.ndarray
+    penetration: float
+    other: str = "ground"
+
+
+def _rows(T):
+    """(R (n,3,3), p (n,3)) from the kernels' pose rows (R row-major, p)."""
+    return T[:, :9].reshape(-1, 3, 3), T[:, 9:12]
+
+
+class ContactGeometry:
+    """What of a model's collision shapes can touch a plane or another box (built once per model)."""
+
+    def __init__(self, model):
+        self.model = model
+        pts, pb, ps = [], [], []            # points: local position, body, shape
+        sph_c, sph_r, sph_b, sph_s = [], [], [], []
+        disk_c, disk_a, disk_r, disk_b, disk_s = [], [], [], [], []
+        self.boxes = []                     # (shape index, body, T_body_shape, half extents)
+        self.shape_names = []
+        for si, sh in enumerate(model.collisions):
+            self.shape_names.append(sh.link)
+            if sh.body == 0:
+                continue
+            T = np.asarray(sh.placement, dtype=float)
+            R, p = T[:3, :3], T[:3, 3]
+            if sh.kind == "box":
+                hx, hy, hz = 0.5 * np.asarray(sh.size, dtype=float)
+                c = np.array([[sx * hx, sy * hy, sz * hz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+                local = c @ R.T + p
+                self.boxes.append((si, sh.body, T, np.array([hx, hy, hz])))
+            elif sh.kind == "sphere":
+                sph_c.append(p), sph_r.append(float(sh.radius)), sph_b.append(sh.body), sph_s.append(si)
+                continue
+            elif sh.kind == "capsule":
+                for s in (-0.5, 0.5):
+                    sph_c.append(p + s * sh.length * R[:, 2]), sph_r.append(float(sh.radius))
+                    sph_b.append(sh.body), sph_s.append(si)
+                continue
+            elif sh.kind == "cylinder":
+                r, L = float(sh.radius), float(sh.length)
+                ang = 2.0 * np.pi * np.arange(RIM_POINTS) / RIM_POINTS
+                ring = np.stack((r * np.cos(ang), r * np.sin(ang), np.zeros_like(ang)), axis=1)
+                local = []
+                for s in (-0.5, 0.5):
+                    cap = p + s * L * R[:, 2]
+                    disk_c.append(cap), disk_a.append(R[:, 2].copy()), disk_r.append(r)
+                    disk_b.append(sh.body), disk_s.append(si)
+                    local.append(ring @ R.T + cap)
+                local = np.vstack(local)
+            elif sh.kind == "mesh" and sh.vertices is not None and len(sh.vertices) >= 4:
+                V = np.asarray(sh.vertices, dtype=float)
+                try:
+                    from scipy.spatial import ConvexHull
+                    V = V[ConvexHull(V).vertices]
+                except Exception:          # flat or degenerate mesh: all its vertices
+                    V = np.unique(V, axis=0)
+                local = V @ R.T + p
+            else:
+                continue                   # placeholder (mesh not loaded): nothing to touch
+            pts.append(local)
+            pb.append(np.full(len(local), sh.body))
+            ps.append(np.full(len(local), si))
+        self.points = np.vstack(pts) if pts else np.zeros((0, 3))
+        # bounding sphere of each shape's points (culls far shapes before the per-point work)
+        self._pt_groups = []                # (body, centre, radius, slice of points)
+        start = 0
+        for local, b in zip(pts, pb):
+            c = 0.5 * (local.min(axis=0) + local.max(axis=0))
+            rad = float(np.linalg.norm(local - c, axis=1).max())
+            self._pt_groups.append((int(b[0]), c, rad, start, start + len(local)))
+            start += len(local)
+        self._grp_body = np.array([g[0] for g in self._pt_groups], dtype=np.int64)
+        self._grp_c = np.array([g[1] for g in self._pt_groups], dtype=float).reshape(-1, 3)
+        self._grp_r = np.array([g[2] for g in self._pt_groups], dtype=float)
+        self._grp_rng = [(g[3], g[4]) for g in self._pt_groups]
+        self.point_body = np.concatenate(pb).astype(np.int64) if pb else np.zeros(0, np.int64)
+        self.point_shape = np.concatenate(ps).astype(np.int64) if ps else np.zeros(0, np.int64)
+        self.sph_c = np.array(sph_c, dtype=float).reshape(-1, 3)
+        self.sph_r = np.array(sph_r, dtype=float)
+        self.sph_b = np.array(sph_b, dtype=np.int64)
+        self.sph_s = np.array(sph_s, dtype=np.int64)
+        self.disk_c = np.array(disk_c, dtype=float).reshape(-1, 3)
+        self.disk_a = np.array(disk_a, dtype=float).reshape(-1, 3)
+        self.disk_r = np.array(disk_r, dtype=float)
+        self.disk_b = np.array(disk_b, dtype=np.int64)
+        self.disk_s = np.array(disk_s, dtype=np.int64)
+        # roots: the child of the ground each body hangs from (bodies of one root never collide)
+        root = np.zeros(model.nbodies + 1, dtype=np.int64)
+        par = model._m["parent"]
+        for k in range(1, model.nbodies + 1):
+            root[k] = k if par[k] == 0 else root[par[k]]
+        self.root = root
+        self.box_pairs = [(a, b) for i, a in enumerate(self.boxes) for b in self.boxes[i + 1:]
+                          if root[a[1]] != root[b[1]]]
+        self.empty = (len(self.points) == 0 and len(self.sph_r) == 0 and len(self.disk_r) == 0)
+
+    # ------------------------------------------------------------------ detection
+    def ground_points(self, T, n, height, margin=np.inf):
+        """(body, point world (k,3), signed distance (k,), key (k,)) of the support points (of
+        every shape that may come within `margin`); key identifies a point across steps."""
+        R, p = _rows(T)
+        outs_b, outs_x, outs_k = [], [], []
+        if len(self.points):
+            if np.isfinite(margin):
+                gb = self._grp_body
+                C = np.einsum("kij,kj->ki", R[gb], self._grp_c) + p[gb]
+                near = np.flatnonzero(C @ n - height - self._grp_r < margin)
+                idx = (np.concatenate([np.arange(*self._grp_rng[i]) for i in near]) if len(near)
+                       else np.zeros(0, np.int64))
+            else:
+                idx = np.arange(len(self.points))
+            b = self.point_body[idx]
+            X = np.einsum("kij,kj->ki", R[b], self.points[idx]) + p[b]
+            outs_b.append(b), outs_x.append(X), outs_k.append(idx)
+        off = len(self.points)
+        if len(self.sph_r):
+            b = self.sph_b
+            C = np.einsum("kij,kj->ki", R[b], self.sph_c) + p[b]
+            X = C - self.sph_r[:, None] * n
+            outs_b.append(b), outs_x.append(X), outs_k.append(off + np.arange(len(b)))
+        off += len(self.sph_r)
+        if len(self.disk_r):
+            b = self.disk_b
+            C = np.einsum("kij,kj->ki", R[b], self.disk_c) + p[b]
+            A = np.einsum("kij,kj->ki", R[b], self.disk_a)
+            u = n - (A @ n)[:, None] * A
+            un = np.linalg.norm(u, axis=1)
+            ok = un > 1e-6                 # a cap lying flat: its rim points carry it
+            X = C[ok] - (self.disk_r[ok] / un[ok])[:, None] * u[ok]
+            outs_b.append(b[ok]), outs_x.append(X), outs_k.append(off + np.flatnonzero(ok))
+        if not outs_b:
+            return np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, np.int64)
+        b = np.concatenate(outs_b)
+        X = np.vstack(outs_x)
+        key = np.concatenate(outs_k)
+        return b, X, X @ n - height, key
+
+    def shape_of_key(self, key):
+        n1 = len(self.points)
+        n2 = n1 + len(self.sph_r)
+        key = np.asarray(key)
+        out = np.empty(key.shape, dtype=np.int64)
+        a = key < n1
+        out[a] = self.point_shape[key[a]]
+        s = (key >= n1) & (key < n2)
+        out[s] = self.sph_s[key[s] - n1]
+        d = key >= n2
+        out[d] = self.disk_s[key[d] - n2]
+        return out
+
+    def detect(self, T, ground, margin):
+        """Candidate ground contacts within `margin` of the plane: (body, point, distance, key)
+        with at most MAX_POINTS_PER_SHAPE (+1) points per shape."""
+        n = ground.normal
+        b, X, d, key = self.ground_points(T, n, ground.height, margin)
+        near = d < margin
+        if not near.any():
+            return b[:0], X[:0], d[:0], key[:0]
+        b, X, d, key = b[near], X[near], d[near], key[near]
+        shape = self.shape_of_key(key)
+        counts = np.bincount(shape)
+        if counts.max() > MAX_POINTS_PER_SHAPE:
+            keep = np.ones(len(b), dtype=bool)
+            t1, t2 = ground.tangents()
+            dirs = [(math.cos(a), math.sin(a)) for a in np.arange(8) * np.pi / 4]
+            for s in np.flatnonzero(counts > MAX_POINTS_PER_SHAPE):
+                idx = np.flatnonzero(shape == s)
+                P = X[idx]
+                uv = np.stack((P @ t1, P @ t2), axis=1)
+                sel = {int(np.argmin(d[idx]))}
+                for c, s_ in dirs:
+                    sel.add(int(np.argmax(uv[:, 0] * c + uv[:, 1] * s_)))
+                mask = np.zeros(len(idx), dtype=bool)
+                mask[list(sel)] = True
+                keep[idx[~mask]] = False
+            b, X, d, key = b[keep], X[keep], d[keep], key[keep]
+        return b, X, d, key
+
+    def lowest(self, T, normal=(0.0, 0.0, 1.0)):
+        """Smallest n . x over every support point (None when the model has no collision shape)."""
+        n = np.asarray(normal, dtype=float)
+        _, _, d, _ = self.ground_points(T, n, 0.0)
+        return float(d.min()) if d.size else None
+
+    def box_contacts(self, T, margin):
+        """Vertex-face contacts between boxes of different roots: lists of (body_a, body_b, point,
+        normal (into a), distance, key)."""
+        out = []
+        if not self.box_pairs:
+            return out
+        R, p = _rows(T)
+        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+        for A, B in self.box_pairs:
+            for (sa, ba, Ta, ha), (sb, bb, Tb, hb) in ((A, B), (B, A)):
+                # corners of box a in world
+                Wa_R = R[ba] @ Ta[:3, :3]
+                Wa_p = R[ba] @ Ta[:3, 3] + p[ba]
+                Wb_R = R[bb] @ Tb[:3, :3]
+                Wb_p = R[bb] @ Tb[:3, 3] + p[bb]
+                corners = (signs * ha) @ Wa_R.T + Wa_p
+                loc = (corners - Wb_p) @ Wb_R          # in box b's frame
+                inside = np.all(np.abs(loc) <= hb + margin, axis=1)
+                for ci in np.flatnonzero(inside):
+                    x = loc[ci]
+                    gap = np.abs(x) - hb               # distance outside each face pair (<0 inside)
+                    ax = int(np.argmax(gap))
+                    if gap[ax] > margin:
+                        continue
+                    nl = np.zeros(3)
+                    nl[ax] = 1.0 if x[ax] >= 0 else -1.0
+                    out.append((ba, bb, corners[ci], Wb_R @ nl, float(gap[ax]), (sa, sb, int(ci))))
+        return out
