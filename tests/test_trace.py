@@ -56,12 +56,15 @@ def test_trace_outputs_equal_hybrid_kernel_random_trees(seed, mask_kind, rng):
         a_ref, tau_ref = engine.hybrid_dynamics(model, q, v, mask, a, tau, f_ext=f_ext)
         assert_close(tr.a_out, a_ref, 1e-12, "a_out")
         assert_close(tr.tau_out, tau_ref, 1e-12, "tau_out")
-        # the fast path (compiled kernel on a private workspace) gives every body's same values
+        # the fast path (compiled kernel on a private workspace) gives every body's same values, up
+        # to the compiled kernels' floating-point contraction and reassociation (FASTMATH in
+        # engine/algorithms/common.py), which the uncompiled trace does not do: ~1e-12 on the
+        # articulated inertias of 30-body trees (seen: 1.04e-12), hence 1e-11 here
         bq = engine.body_quantities(model, q, v, mask, a, tau, f_ext=f_ext)
         for name in model.body_names:
             fin = tr.final(name)
             for k in ("V", "eta", "dV", "Ih", "Bh", "Pi", "beta", "F", "S", "ddq", "tau"):
-                assert_close(bq[name][k], fin[k], 1e-12, f"{name} {k}")
+                assert_close(bq[name][k], fin[k], 1e-11, f"{name} {k}")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
