@@ -59,7 +59,7 @@ from .api import (forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, 
                   body_velocities)
 from .constrained import project_constraints, baumgarte_gains, _forward_python, _hybrid_python
 from .constraints import active_constraints, constraint_residual, constraint_system
-from .algorithms.liegroup import dexp_inv, state_bounded, LIMIT
+from .algorithms.liegroup import dexp_inv_into, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
@@ -640,6 +640,7 @@ class Simulator:
             q_new = integrate(model, q, h * v_new)
             dW = [h * p for p in P1]
         else:
+            scratch = (np.empty(6), np.empty(6), np.empty(12))     # dexp_inv_into's work space
             d1 = v
             xi = 0.5 * h * d1
             v2 = v + 0.5 * h * a1
@@ -647,21 +648,21 @@ class Simulator:
             a2, tau2, _ = self._accel(q2, v2, a_cmd, tau_cmd)
             P2 = self._powers(q2, v2, tau2)
             d2 = np.empty_like(v)
-            dexp_inv(model._mb, xi, v2, d2)
+            dexp_inv_into(model._mb, xi, v2, d2, *scratch)
             xi = 0.5 * h * d2
             v3 = v + 0.5 * h * a2
             q3 = integrate(model, q, xi)
             a3, tau3, _ = self._accel(q3, v3, a_cmd, tau_cmd)
             P3 = self._powers(q3, v3, tau3)
             d3 = np.empty_like(v)
-            dexp_inv(model._mb, xi, v3, d3)
+            dexp_inv_into(model._mb, xi, v3, d3, *scratch)
             xi = h * d3
             v4 = v + h * a3
             q4 = integrate(model, q, xi)
             a4, tau4, _ = self._accel(q4, v4, a_cmd, tau_cmd)
             P4 = self._powers(q4, v4, tau4)
             d4 = np.empty_like(v)
-            dexp_inv(model._mb, xi, v4, d4)
+            dexp_inv_into(model._mb, xi, v4, d4, *scratch)
             q_new = integrate(model, q, (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4))
             v_new = v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
             dW = [(h / 6.0) * (p1 + 2.0 * p2 + 2.0 * p3 + p4) for p1, p2, p3, p4 in zip(P1, P2, P3, P4)]

@@ -31,14 +31,12 @@ import math
 import numpy as np
 from numba import njit, types
 
-from .joints import SPHERICAL, FREE, PLANAR
 from .model import MODEL_DTYPE, WS_DTYPE
 from .algorithms.common import MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
 from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
 from .algorithms.rnea import rnea
-from .algorithms.liegroup import integrate, difference
-from .spatial import ad_into
+from .algorithms.liegroup import integrate, difference, dexp_inv_into, LIMIT
 from .loopkernels import constrained_dynamics, constraint_rows, IMAT_T
 
 INT_T = types.Array(types.int64, 1, "C")
@@ -57,50 +55,6 @@ NPARAMS = 8
 DIVERGED = 1000          # q, v or a left the bounded finite range; the state is that step's start
 PYTHON_STEP = 1001       # this step needs the Python path (rank-deficient or degenerate loop rows, or the
                          # loops drifted past the tolerance): not taken, the state is its start
-LIMIT = 1e10
-
-
-@njit((MODEL_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
-def dexp_inv_into(mbytes, xi, v, out, x, g, b):
-    """out = dexp^-1_{-xi}(v) ~ v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] joint by joint (identity for
-    joints whose group is commutative). x, g (6) and b (12) are scratch: nothing is allocated."""
-    m = mbytes.view(MODEL_DTYPE)
-    b1 = b[:6]
-    b2 = b[6:]
-    for k in range(v.shape[0]):
-        out[k] = v[k]
-    for i in range(1, m.shape[0]):
-        mb = m[i]
-        code = mb.code
-        iv = mb.iv
-        if code != SPHERICAL and code != FREE and code != PLANAR:
-            continue
-        for k in range(6):
-            x[k] = 0.0
-        w0 = w1 = w2 = u0 = u1 = u2 = 0.0
-        if code == SPHERICAL:
-            w0, w1, w2 = xi[iv], xi[iv + 1], xi[iv + 2]
-            x[0], x[1], x[2] = v[iv], v[iv + 1], v[iv + 2]
-        elif code == FREE:
-            w0, w1, w2, u0, u1, u2 = xi[iv], xi[iv + 1], xi[iv + 2], xi[iv + 3], xi[iv + 4], xi[iv + 5]
-            for k in range(6):
-                x[k] = v[iv + k]
-        else:  # planar (vx, vy, omega) embedded as the twist ((0, 0, omega), (vx, vy, 0))
-            u0, u1, w2 = xi[iv], xi[iv + 1], xi[iv + 2]
-            x[3], x[4], x[2] = v[iv], v[iv + 1], v[iv + 2]
-        g[0], g[1], g[2], g[3], g[4], g[5] = w0, w1, w2, u0, u1, u2
-        ad_into(g, x, b1)
-        ad_into(g, b1, b2)
-        for k in range(6):
-            x[k] += 0.5 * b1[k] + b2[k] / 12.0
-        if code == SPHERICAL:
-            out[iv], out[iv + 1], out[iv + 2] = x[0], x[1], x[2]
-        elif code == FREE:
-            for k in range(6):
-                out[iv + k] = x[k]
-        else:
-            out[iv], out[iv + 1], out[iv + 2] = x[3], x[4], x[2]
-
 
 @njit(cache=True)
 def _bounded(x):

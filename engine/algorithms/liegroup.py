@@ -45,15 +45,13 @@ def difference(m_bytes, q0, q1, out):
     return OK
 
 
-@njit((MODEL_T, VEC_T, VEC_T, VEC_T), cache=True)
-def dexp_inv(mbytes, xi, v, out):
+@njit((MODEL_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
+def dexp_inv_into(mbytes, xi, v, out, x, g, b):
     """out = dexp^-1_{-xi}(v) ~ v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] joint by joint (identity for
-    joints whose group is commutative)."""
+    joints whose group is commutative). x, g (6) and b (12) are scratch: nothing is allocated."""
     m = mbytes.view(MODEL_DTYPE)
-    x = np.zeros(6)
-    g = np.zeros(6)       # xi as a twist of se(3)
-    b1 = np.zeros(6)
-    b2 = np.zeros(6)
+    b1 = b[:6]
+    b2 = b[6:]
     for k in range(v.shape[0]):
         out[k] = v[k]
     for i in range(1, m.shape[0]):
