@@ -11,7 +11,8 @@ import pyqtgraph as pg
 from PyQt6 import QtCore, QtWidgets
 
 # (Qt's table fonts drop the combining dot over q: ddq and dq spelled out)
-COLUMNS = ("M ddq", "C dq", "g", "−Aᵀλ", "−Jᵀ F_ext", "Σ = τ", "τ used", "d·dq")
+COLUMNS = ("M ddq", "C dq", "g", "−Aᵀλ", "−Jᵀ F_ext", "−J_cᵀ f_c", "−τ_limit", "Σ = τ", "τ used", "d·dq")
+SUM, USED, DAMP = 7, 8, 9          # the columns after the seven terms
 
 
 class EquationView(QtWidgets.QWidget):
@@ -21,7 +22,7 @@ class EquationView(QtWidgets.QWidget):
         super().__init__(parent)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.caption = QtWidgets.QLabel("τ = M(q) ddq + C(q, dq) dq + g(q) − Aᵀλ − Jᵀ F_ext   per joint coordinate, "
+        self.caption = QtWidgets.QLabel("τ = M(q) ddq + C(q, dq) dq + g(q) − Aᵀλ − Jᵀ F_ext − J_cᵀ f_c (ground contacts) − τ_limit (joint limits)   per joint coordinate, "
                                         "each term from its own algorithm; the motor supplies τ + d·dq (damping)")
         self.caption.setWordWrap(True)
         lay.addWidget(self.caption)
@@ -33,9 +34,12 @@ class EquationView(QtWidgets.QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Interactive)
         self._fitted = False
         self.table.verticalHeader().setDefaultSectionSize(20)
-        self.table.horizontalHeaderItem(6).setToolTip("the torque hybrid dynamics used (given, or computed for a "
+        self.table.horizontalHeaderItem(5).setToolTip("the ground's contact forces f_c of the last step, through the "
+                                                      "Jacobians of the contact points")
+        self.table.horizontalHeaderItem(6).setToolTip("the joint limits' torques of the last step")
+        self.table.horizontalHeaderItem(USED).setToolTip("the torque hybrid dynamics used (given, or computed for a "
                                                       "prescribed joint), damping included")
-        self.table.horizontalHeaderItem(7).setToolTip("joint damping d·dq: the motor supplies τ + d·dq")
+        self.table.horizontalHeaderItem(DAMP).setToolTip("joint damping d·dq: the motor supplies τ + d·dq")
         self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
         split.addWidget(self.table)
         self.plot = pg.PlotWidget(background="w")
@@ -87,7 +91,7 @@ class EquationView(QtWidgets.QWidget):
         e = t.equation
         self.terms = e
         self._teaching = t
-        cols = (e.M_ddq, e.C_dq, e.g, e.constraint, e.external, e.tau, t.tau_in, t.damping_torque)
+        cols = (e.M_ddq, e.C_dq, e.g, e.constraint, e.external, e.contact, e.limit, e.tau, t.tau_in, t.damping_torque)
         n = len(self.labels)
         first = max(self.table.rowAt(0), 0)
         last = self.table.rowAt(self.table.viewport().height() - 1)

@@ -49,7 +49,9 @@ class TeachingProbe:
         try:
             inputs = self._inputs(worker)
             key = (want_trace,) + tuple(np.asarray(x, dtype=float).tobytes() for x in inputs[:6]) + (
-                tuple((k, np.asarray(w, dtype=float).tobytes()) for k, w in sorted(inputs[6].items())),)
+                tuple((k, np.asarray(w, dtype=float).tobytes()) for k, w in sorted(inputs[6].items())),
+                tuple((c.body, np.asarray(c.force, dtype=float).tobytes(), np.asarray(c.point, dtype=float).tobytes())
+                      for c in inputs[7]), inputs[8].tobytes())
             if key == self._key:
                 return self._last
             out = self._evaluate(worker, inputs, want_trace)
@@ -73,21 +75,27 @@ class TeachingProbe:
         else:
             a_cmd, tau_cmd = sim.a_cmd.copy(), sim.tau_cmd.copy()
         tau_in = tau_cmd - model.damping * v
-        return np.array([sim.t]), q, v, prescribed, a_cmd, tau_in, dict(sim.f_ext or {})
+        contacts = tuple(sim.contacts or ())
+        limit = np.array(sim.limit_forces, dtype=float)
+        return np.array([sim.t]), q, v, prescribed, a_cmd, tau_in, dict(sim.f_ext or {}), contacts, limit
 
     @staticmethod
     def _evaluate(worker, inputs, want_trace):
         e, sim, model = worker.e, worker.sim, worker.model
-        t, q, v, prescribed, a_cmd, tau_in, f_user = inputs
+        t, q, v, prescribed, a_cmd, tau_in, f_user, contacts, limit = inputs
         lam = np.zeros(0)
         f_all = dict(f_user)
+        for body, w in e.contact_wrenches(model, q, contacts).items():     # the ground's last push
+            f_all[body] = np.asarray(f_all.get(body, np.zeros(6)), dtype=float) + w
+        tau_dyn = tau_in + limit                                            # joint limits' torques
         if e.constraints.active_constraints(model):
             gains = sim.baumgarte()
-            _, _, lam = e.constrained_hybrid_dynamics(model, q, v, prescribed, a_cmd, tau_in, f_user or None, gains)
+            _, _, lam = e.constrained_hybrid_dynamics(model, q, v, prescribed, a_cmd, tau_dyn, f_all or None, gains)
             for body, w in e.constrained.constraint_external_wrenches(model, q, v, lam).items():
                 f_all[body] = np.asarray(f_all.get(body, np.zeros(6)), dtype=float) + w
-        bodies = e.body_quantities(model, q, v, prescribed, a_cmd, tau_in, f_all or None)
+        bodies = e.body_quantities(model, q, v, prescribed, a_cmd, tau_dyn, f_all or None)
         a_out, tau_out = bodies[""]
-        eq = e.equation_terms(model, q, v, a_out, lam=lam if len(lam) else None, f_ext=f_user or None)
-        tr = e.trace(model, q, v, prescribed, a_cmd, tau_in, f_all or None) if want_trace else None
+        eq = e.equation_terms(model, q, v, a_out, lam=lam if len(lam) else None, f_ext=f_user or None,
+                              contacts=contacts, limit_forces=limit if limit.any() else None)
+        tr = e.trace(model, q, v, prescribed, a_cmd, tau_dyn, f_all or None) if want_trace else None
         return Teaching(float(t[0]), q, v, prescribed, a_cmd, tau_in, bodies, eq, model.damping * v, lam, tr)

@@ -31,7 +31,7 @@ from .constrained import (constrained_forward_dynamics, constrained_inverse_dyna
                           joint_reaction_wrenches, ConstraintWarning)
 from .simulator import Simulator, INTEGRATORS
 from .trace import trace, Trace, Step, body_quantities
-from .equation import equation_terms, EquationTerms
+from .equation import equation_terms, EquationTerms, contact_wrenches
 from .input_laws import InputLaws
 from . import batch
 from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
@@ -54,7 +54,7 @@ __all__ = [
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
     "project_constraints", "constraint_wrenches", "joint_reaction_wrenches", "ConstraintWarning",
-    "trace", "Trace", "Step", "body_quantities", "equation_terms", "EquationTerms",
+    "trace", "Trace", "Step", "body_quantities", "equation_terms", "EquationTerms", "contact_wrenches",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
     "constrained_forward_dynamics_derivatives", "external_wrench_derivatives", "linearize",
 ]

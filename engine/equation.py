@@ -1,12 +1,16 @@
 """The equation of motion term by term, for teaching:
 
     tau = M(q) ddq + C(q, dq) dq + g(q) - A(q)^T lambda - sum_i J_i^T F_i^ext
+          - sum_c J_c^T f_c - tau_limit
 
 M by composite rigid bodies (``mass_matrix``), C the Coriolis matrix with dM/dt - 2C skew
 (``coriolis_matrix``), g = inverse dynamics at rest (``gravity_forces``), A the stacked Jacobian of
 the model's enabled constraints (``constraint_system``) with lambda their multipliers (as
 ``constrained_forward_dynamics`` returns them), J_i the body Jacobian of the body an external
-wrench F_i^ext (body frame) acts on. Each term is computed by its own algorithm, so the sum
+wrench F_i^ext (body frame) acts on, f_c the force of a ground contact at world point p_c with
+J_c the world Jacobian of the velocity of that point (as ``Simulator.contacts`` reports them;
+a contact between two bodies pushes the other body back with -f_c), tau_limit the generalized
+force of the joint limits (``Simulator.limit_forces``). Each term is computed by its own algorithm, so the sum
 equalling tau checks them against each other (and against the hybrid dynamics that produced ddq).
 """
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .api import mass_matrix, coriolis_matrix, gravity_forces, jacobian, _as_vector
+from .api import mass_matrix, coriolis_matrix, gravity_forces, jacobian, frame_pose, _as_vector
 from .constraints import active_constraints, constraint_system
 from .errors import InputError
 
@@ -23,7 +27,7 @@ from .errors import InputError
 @dataclass(frozen=True)
 class EquationTerms:
     """Per velocity coordinate (``labels``: joint name, with [k] for multi-dof joints):
-    M_ddq + C_dq + g + constraint + external = tau. ``M`` is the mass matrix, ``joints`` the
+    M_ddq + C_dq + g + constraint + external + contact + limit = tau. ``M`` is the mass matrix, ``joints`` the
     joint of each row (for labelling M), ``lam`` the multipliers used."""
     labels: tuple
     joints: tuple
@@ -34,12 +38,14 @@ class EquationTerms:
     g: np.ndarray
     constraint: np.ndarray     # -A^T lambda
     external: np.ndarray       # -sum J^T F_ext
-    tau: np.ndarray            # the sum of the five terms
+    contact: np.ndarray        # -sum J_c^T f_c (ground and body-body contacts)
+    limit: np.ndarray          # -tau_limit (joint limits)
+    tau: np.ndarray            # the sum of the seven terms
 
-    TERMS = ("M_ddq", "C_dq", "g", "constraint", "external")
+    TERMS = ("M_ddq", "C_dq", "g", "constraint", "external", "contact", "limit")
 
     def as_table(self):
-        """Rows (label, M ddq, C dq, g, -A^T lambda, -J^T F_ext, tau)."""
+        """Rows (label, M ddq, C dq, g, -A^T lambda, -J^T F_ext, -J_c^T f_c, -tau_limit, tau)."""
         return [(self.labels[k], *(float(getattr(self, t)[k]) for t in self.TERMS), float(self.tau[k]))
                 for k in range(len(self.labels))]
 
@@ -53,11 +59,71 @@ def coordinate_labels(model):
     return tuple(labels), tuple(joints)
 
 
-def equation_terms(model, q, v, a, lam=None, f_ext=None, constraints=None):
-    """The terms of tau = M ddq + C dq + g - A^T lambda - sum J^T F_ext at (q, dq = v, ddq = a).
-    lam: the multipliers of the enabled constraints (stacked, world components, as returned by
-    ``constrained_forward_dynamics``); None or empty for a tree. f_ext: {body or link: wrench (m, f)
-    in its frame}. Returns ``EquationTerms``."""
+def _point_jacobian(model, q, name, point):
+    """3 x nv: the world velocity of the world point ``point`` fixed to link ``name``."""
+    J = jacobian(model, q, name, frame="local_world_aligned")   # rows: angular, origin velocity
+    r = np.asarray(point, dtype=float) - frame_pose(model, q, name)[:3, 3]
+    rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+    return J[3:] - rx @ J[:3]
+
+
+def _contact_term(model, q, contacts):
+    out = np.zeros(model.nv)
+    for i, c in enumerate(contacts):
+        try:
+            body, point, force = c.body, c.point, c.force
+            other = getattr(c, "other", "ground")
+        except AttributeError:
+            raise InputError(f"contacts[{i}]: expected an object with .body, .point and .force "
+                             "(as Simulator.contacts lists them)", "contacts") from None
+        f = np.asarray(force, dtype=float).reshape(-1)
+        if f.size != 3 or not np.all(np.isfinite(f)):
+            raise InputError(f"contacts[{i}].force: expected 3 finite numbers", "contacts")
+        for name, sign in ((body, 1.0), (other, -1.0)):
+            if name in (None, "ground", "world"):
+                continue
+            try:
+                Jp = _point_jacobian(model, q, name, point)
+            except KeyError:
+                raise InputError(f"contacts[{i}]: no body or link named '{name}' in model '{model.name}'",
+                                 "contacts") from None
+            out -= sign * (Jp.T @ f)
+    return out
+
+
+def contact_wrenches(model, q, contacts):
+    """{link: wrench (moment about the link origin, force), link frame} of ``Simulator.contacts``,
+    summed per link (the other body of a body-body contact gets the opposite force): the form
+    ``f_ext`` of the dynamics functions takes, so the contact forces of a step can be given to
+    ``forward_dynamics`` or ``body_quantities``."""
+    out = {}
+    for i, c in enumerate(contacts or ()):
+        try:
+            body, point, force = c.body, np.asarray(c.point, dtype=float), np.asarray(c.force, dtype=float)
+        except AttributeError:
+            raise InputError(f"contacts[{i}]: expected an object with .body, .point and .force "
+                             "(as Simulator.contacts lists them)", "contacts") from None
+        for name, sign in ((body, 1.0), (getattr(c, "other", "ground"), -1.0)):
+            if name in (None, "ground", "world"):
+                continue
+            try:
+                T = frame_pose(model, q, name)
+            except KeyError:
+                raise InputError(f"contacts[{i}]: no body or link named '{name}' in model '{model.name}'",
+                                 "contacts") from None
+            R, o = T[:3, :3], T[:3, 3]
+            w = sign * np.concatenate([R.T @ np.cross(point - o, force), R.T @ force])
+            out[name] = out.get(name, np.zeros(6)) + w
+    return out
+
+
+def equation_terms(model, q, v, a, lam=None, f_ext=None, constraints=None, contacts=None, limit_forces=None):
+    """The terms of tau = M ddq + C dq + g - A^T lambda - sum J^T F_ext - sum J_c^T f_c - tau_limit
+    at (q, dq = v, ddq = a). lam: the multipliers of the enabled constraints (stacked, world
+    components, as returned by ``constrained_forward_dynamics``); None or empty for a tree. f_ext:
+    {body or link: wrench (m, f) in its frame}. contacts: ``Simulator.contacts`` (each .body, .point,
+    .force in the world frame). limit_forces: ``Simulator.limit_forces`` (nv). Returns
+    ``EquationTerms``."""
     nv = model.nv
     v = _as_vector(v, "v", nv)
     a = _as_vector(a, "a", nv)
@@ -86,7 +152,12 @@ def equation_terms(model, q, v, a, lam=None, f_ext=None, constraints=None):
             except KeyError:
                 raise InputError(f"f_ext: no body or link named '{name}' in model '{model.name}'", "f_ext") from None
             ext -= J.T @ w
+    contact = _contact_term(model, q, contacts) if contacts else np.zeros(nv)
+    limit = np.zeros(nv)
+    if limit_forces is not None:
+        limit = -_as_vector(limit_forces, "limit_forces", nv)
     Mddq = M @ a
     Cdq = C @ v
     labels, joints = coordinate_labels(model)
-    return EquationTerms(labels, joints, M, C, Mddq, Cdq, g, cons, ext, Mddq + Cdq + g + cons + ext)
+    return EquationTerms(labels, joints, M, C, Mddq, Cdq, g, cons, ext, contact, limit,
+                         Mddq + Cdq + g + cons + ext + contact + limit)

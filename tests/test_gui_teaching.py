@@ -276,9 +276,9 @@ def test_equation_view_terms_and_mass_matrix_hover(qtbot, window, engine_mod, tm
     assert np.allclose(eq.tau, t.tau_in, rtol=0, atol=1e-9 * max(1.0, np.abs(t.tau_in).max()))
     table = teach.equation.table
     for r in range(model.nv):
-        shown = [float(table.item(r, c).text()) for c in range(6)]
-        assert abs(sum(shown[:5]) - shown[5]) <= 1e-4 * max(1.0, *map(abs, shown))     # 5 digits shown
-        assert float(table.item(r, 6).text()) == pytest.approx(t.tau_in[r], rel=1e-4, abs=1e-6)
+        shown = [float(table.item(r, c).text()) for c in range(8)]
+        assert abs(sum(shown[:7]) - shown[7]) <= 1e-4 * max(1.0, *map(abs, shown))     # 5 digits shown
+        assert float(table.item(r, 8).text()) == pytest.approx(t.tau_in[r], rel=1e-4, abs=1e-6)
     # hover a cell of M: the two bodies it couples are tinted
     i, j = 1, 4
     plot = teach.equation.plot

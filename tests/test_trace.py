@@ -225,6 +225,38 @@ def test_equation_terms_sum_to_tau_four_bar(rng):
         engine.equation_terms(model, q, v, a, lam=np.zeros(1))
 
 
+def test_equation_terms_with_ground_contacts_and_limits_sum_to_tau():
+    """A humanoid standing on the ground: the contact forces the simulator reports, given to the
+    dynamics as external wrenches (body frame, moment about the body origin), produce an ddq whose
+    equation terms, with the contact term from world point Jacobians, sum to tau (1e-9); the two
+    routes to J^T f agree. Joint limits enter as -tau_limit."""
+    model = catalog.load_model("humanoid", floating_base=True)
+    q0, v0 = catalog.initial_state(model)
+    sim = engine.Simulator(model, dt=1e-3, q=q0, v=v0, ground=engine.Ground(), joint_limits=True)
+    sim.step(20)
+    assert len(sim.contacts) >= 3
+    f_ext = engine.contact_wrenches(model, sim.q, sim.contacts)
+    for c in sim.contacts[:2]:                                         # one by hand
+        T = engine.frame_pose(model, sim.q, c.body)
+        R, o = T[:3, :3], T[:3, 3]
+        w = np.concatenate([R.T @ np.cross(c.point - o, c.force), R.T @ c.force])
+        one = engine.contact_wrenches(model, sim.q, [c])
+        assert_close(one[c.body], w, 1e-12, "contact wrench")
+    tau = np.zeros(model.nv)
+    a = engine.forward_dynamics(model, sim.q, sim.v, tau, f_ext=f_ext)
+    t = engine.equation_terms(model, sim.q, sim.v, a, contacts=sim.contacts, limit_forces=sim.limit_forces)
+    assert np.abs(t.contact).max() > 10.0                              # the robot's weight, N
+    ext = engine.equation_terms(model, sim.q, sim.v, a, f_ext=f_ext).external
+    assert_close(t.contact, ext, 1e-9, "point Jacobians vs body wrenches")
+    assert_close(t.tau - t.limit, tau, 1e-9, "sum of terms with contacts")
+    lim = np.linspace(-1.0, 1.0, model.nv)
+    t2 = engine.equation_terms(model, sim.q, sim.v, a, contacts=sim.contacts, limit_forces=lim)
+    assert_close(t2.limit, -lim, 0.0, "limit term")
+    assert_close(t2.tau, tau - lim, 1e-9, "sum with a limit torque")
+    with pytest.raises(ValueError, match="contacts\\[0\\]"):
+        engine.equation_terms(model, sim.q, sim.v, a, contacts=[object()])
+
+
 # ================================================================== energy that checks itself
 def test_energy_balance_flat_driven_arm7_rk4():
     model = catalog.load_model("arm7")
