@@ -322,6 +322,7 @@ class JointRow(QtCore.QObject):
         lin = j.kind == "prismatic"
         if j.nv == 1:
             qj = float(snap.q[j.idx_q])
+            qj = 0.0 if abs(qj) < 5e-4 else qj        # no "-0.000"
             q = f"q {qj:+.3f}" if abs(qj) < 1e3 else f"q {qj:+.2e}"
             if presc:
                 text = f"{q}  needs tau {_num(snap.tau[j.idx_v])} {'N' if lin else 'N·m'}"

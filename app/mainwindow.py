@@ -222,6 +222,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_progress(self, text, done=None, total=None):
         self._show_view(False)
+        if self.pending_model is not None:
+            text += f"\nthen {os.path.basename(self.pending_model[0])} opens (chosen in the gallery)"
         self.progress_label.setText(text)
         if total:
             self.progress_bar.setRange(0, total)
