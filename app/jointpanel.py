@@ -251,11 +251,11 @@ class JointRow(QtCore.QObject):
             f.refused.connect(self.hint.emit)
             lay.addWidget(lab)
             lay.addWidget(f)
-            if unit:
-                u = QtWidgets.QLabel(unit)
-                u.setStyleSheet("color: #555;")
-                u.setFixedWidth(PanelMetrics.unit_width(u))
-                lay.addWidget(u)
+            u = QtWidgets.QLabel(unit)        # (empty for gains: the columns stay aligned)
+            u.setStyleSheet("color: #555;")
+            u.setFixedWidth(PanelMetrics.unit_width(u))
+            lay.addWidget(u)
+            lay.addStretch(1)
             self._cells.append(cell)
             self.fields[p] = f
         self.no_params.setText("" if self._cells else f"{self.law.currentText()}: no parameters")

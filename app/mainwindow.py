@@ -109,6 +109,9 @@ class MainWindow(QtWidgets.QMainWindow):
         # snapshots and the joint panel, unlike the transient messages on the left
         self.state_label = QtWidgets.QLabel("")
         self.state_label.setObjectName("state")
+        self.state_label.setToolTip("what holds the model right now: gravity off, a floating base held or "
+                                    "prescribed (Joints: its root joint to torque / zero lets it fall), "
+                                    "massless joints prescribed")
         self.status.addPermanentWidget(self.state_label)
         # simulated time and real-time factor: fixed widths, so neither the text around them moves
         # nor the longest message ("... physics slower than real time") is cut
@@ -411,7 +414,8 @@ class MainWindow(QtWidgets.QMainWindow):
             cur = rows[n].current
             free = cur.mode == "torque" or (snap is not None and self.model is not None
                                              and not snap.prescribed[self.model.joint(n).idx_v])
-            parts.append("base released" if free else "base held" if cur.kind == "hold" else "base prescribed")
+            parts.append("floating base released" if free else "floating base held" if cur.kind == "hold"
+                         else "floating base prescribed")
         massless = [n for n, why in self.held_joints.items() if why == "massless" and n in rows]
         if massless:
             still = sum(rows[n].current.mode == "acceleration" for n in massless)
