@@ -488,8 +488,8 @@ class JointPanel(QtWidgets.QWidget):
         """Show (or hide) a joint's editor and scroll it into view."""
         row = self.rows[joint]
         row.set_open(on)
-        if on:
-            QtWidgets.QApplication.processEvents()
+        if on:      # lay the rows out now (only layout requests run), then scroll to the row
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
             self.scroll.ensureWidgetVisible(row.widget, 0, 0)
 
     def apply_all(self):
