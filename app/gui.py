@@ -146,7 +146,8 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) ->
                 QtCore.QTimer.singleShot(int(1000 * quit_after), app.quit)
             return
         win.set_engine(loader.engine)
-        win.open_model(model_name or DEFAULT_MODEL)
+        # a model chosen in the gallery while the kernels compiled wins over the start-up one
+        win.open_model(*(win.take_pending_model() or (model_name or DEFAULT_MODEL, None)))
 
     poll_timer = QtCore.QTimer()
     poll_timer.timeout.connect(poll)

@@ -17,8 +17,8 @@ import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
 from .constraintpanel import ConstraintPanel
-from .gallery import Gallery
-from .menus import SPEEDS, STEPS, build_menus, action, speed_text
+from .gallery import Gallery, shipped_entries
+from .menus import SPEEDS, STEPS, build_menus, action, rtf_text
 from .inputs import JointInput
 from .jointpanel import JointPanel
 from .plots import PlotPanel
@@ -52,6 +52,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame_count = 0
         self._panel_time = self._plot_time = 0.0
         self._loading = None
+        self.pending_model = None   # (name or path, floating base) asked for before the engine was ready
+        self._layout_restored = False
         self.first_model_time = None
         self.settings = settings if settings is not None else QtCore.QSettings("JointLab", "jointlab")
         self.setWindowTitle("JointLab")
@@ -69,7 +71,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if isinstance(geom, QtCore.QByteArray):
             self.restoreGeometry(geom)
         if isinstance(st, QtCore.QByteArray):
-            self.restoreState(st)
+            self._layout_restored = bool(self.restoreState(st))
+        self.gallery.set_models(shipped_entries())     # browsable while the kernels compile
         self.timer = QtCore.QTimer(self)
         self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._frame)
@@ -106,7 +109,24 @@ class MainWindow(QtWidgets.QMainWindow):
         # snapshots and the joint panel, unlike the transient messages on the left
         self.state_label = QtWidgets.QLabel("")
         self.state_label.setObjectName("state")
+        self.state_label.setToolTip("what holds the model right now: gravity off, a floating base held or "
+                                    "prescribed (Joints: its root joint to torque / zero lets it fall), "
+                                    "massless joints prescribed")
         self.status.addPermanentWidget(self.state_label)
+        # simulated time and real-time factor: fixed widths, so neither the text around them moves
+        # nor the longest message ("... physics slower than real time") is cut
+        self.time_label = QtWidgets.QLabel("t = –")
+        self.time_label.setObjectName("time")
+        self.time_label.setFixedWidth(self.time_label.fontMetrics().horizontalAdvance("t = 99999.999 s") + 8)
+        self.time_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        self.rtf_label = QtWidgets.QLabel("")
+        self.rtf_label.setObjectName("rtf")
+        bold = self.rtf_label.font()
+        bold.setBold(True)
+        widest = QtGui.QFontMetrics(bold).horizontalAdvance(rtf_text(99.99, 1 / 16, True))
+        self.rtf_label.setFixedWidth(widest + 10)
+        self.status.addPermanentWidget(self.time_label)
+        self.status.addPermanentWidget(self.rtf_label)
 
     def _build_docks(self):
         self.gallery = Gallery()
@@ -143,13 +163,42 @@ class MainWindow(QtWidgets.QMainWindow):
         self.loops.hint.connect(lambda m: self.status.showMessage(m, 6000))
         d = QtWidgets.QDockWidget("Constraints", self)
         d.setObjectName("constraints")
-        d.setWidget(self.loops)
+        holder = QtWidgets.QScrollArea()       # squeezed by the joints, it scrolls rather than clips
+        holder.setWidgetResizable(True)
+        holder.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        holder.setWidget(self.loops)
+        d.setWidget(holder)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, d)
         self.splitDockWidget(self.joints_dock, d, QtCore.Qt.Orientation.Vertical)
         d.setVisible(False)             # shown for models with constraints
         self.constraints_dock = d
-        self.resizeDocks([self.gallery_dock, self.joints_dock], [200, 540], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.plots_dock], [300], QtCore.Qt.Orientation.Vertical)
+        self.default_layout()
+
+    def default_layout(self):
+        """Dock sizes for the window's size (View > Reset Panel Layout; also at the first start):
+        the joints column gets about a third of the width, the constraints (when shown) up to
+        40 % of its height, the plots about 30 % of the height."""
+        W, H = max(self.width(), 800), max(self.height(), 600)
+        for d in (self.gallery_dock, self.joints_dock, self.plots_dock):
+            if d.isFloating():
+                d.setFloating(False)
+        gallery = 200 if W < 1400 else 230
+        joints = int(min(max((0.4 if W >= 1700 else 0.36) * W, 440), 760))
+        docks = [d for d in (self.gallery_dock, self.joints_dock) if d.isVisible() or not self.isVisible()]
+        self.resizeDocks(docks, [gallery if d is self.gallery_dock else joints for d in docks],
+                         QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.plots_dock], [int((0.28 if H < 900 else 0.3) * H)], QtCore.Qt.Orientation.Vertical)
+        self._share_right_column()
+
+    def _share_right_column(self):
+        """Joints above constraints: the constraints panel gets what it needs, at most 40 %."""
+        if not self.constraints_dock.isVisible():
+            return
+        column = max(self.joints_dock.height() + self.constraints_dock.height(), self.height() - 120)
+        want = self.loops.sizeHint().height() + 30
+        cons = int(min(want, 0.4 * column))
+        self.resizeDocks([self.joints_dock, self.constraints_dock], [column - cons, cons],
+                         QtCore.Qt.Orientation.Vertical)
 
     # ------------------------------------------------------------------ engine and models
     def set_engine(self, engine):
@@ -165,11 +214,19 @@ class MainWindow(QtWidgets.QMainWindow):
         except Exception as exc:     # the gallery is a convenience: File > Open still works
             self._notice(f"model gallery unavailable: {exc}")
 
+    def take_pending_model(self):
+        """The model the user chose while the engine was loading ((name or path, floating base)), or
+        None; the start-up opens it instead of the default one."""
+        pending, self.pending_model = self.pending_model, None
+        return pending
+
     def _show_view(self, on):
         self.stack.setCurrentWidget(self.view.widget if on else self.progress)
 
     def show_progress(self, text, done=None, total=None):
         self._show_view(False)
+        if self.pending_model is not None:
+            text += f"\nthen {os.path.basename(self.pending_model[0])} opens (chosen in the gallery)"
         self.progress_label.setText(text)
         if total:
             self.progress_bar.setRange(0, total)
@@ -180,9 +237,11 @@ class MainWindow(QtWidgets.QMainWindow):
     def open_model(self, name_or_path, floating_base=None):
         """Load a model in a background thread; on success it replaces the current one, on failure
         the current one keeps running and the error is shown."""
-        if self.e is None:
-            return
         src = os.fspath(name_or_path)
+        if self.e is None:      # still compiling: opened as soon as the engine is there
+            self.pending_model = (src, floating_base)
+            self.status.showMessage(f"{src} opens as soon as the dynamics kernels are compiled")
+            return
         self._loading = src
         self.status.showMessage(f"Loading {src}…")
         if self.model is None:
@@ -267,7 +326,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.plots.set_model(model, self.worker.layout, defaults)
         self.loops.set_model(model, self.worker.layout)
         self.teach.set_model(model, self.worker)
+        had = self.constraints_dock.isVisible()
         self.constraints_dock.setVisible(self.loops.has_constraints())
+        if self.constraints_dock.isVisible() and not had:
+            self._share_right_column()
         self.worker.start()
         self._show_view(True)
         self.view.widget.setFocus()      # keys (Space, S, ...) go to the view, not a text field
@@ -352,7 +414,8 @@ class MainWindow(QtWidgets.QMainWindow):
             cur = rows[n].current
             free = cur.mode == "torque" or (snap is not None and self.model is not None
                                              and not snap.prescribed[self.model.joint(n).idx_v])
-            parts.append("base released" if free else "base held" if cur.kind == "hold" else "base prescribed")
+            parts.append("floating base released" if free else "floating base held" if cur.kind == "hold"
+                         else "floating base prescribed")
         massless = [n for n, why in self.held_joints.items() if why == "massless" and n in rows]
         if massless:
             still = sum(rows[n].current.mode == "acceleration" for n in massless)
@@ -492,7 +555,7 @@ class MainWindow(QtWidgets.QMainWindow):
             label.setStyleSheet(css)
 
     def _labels(self, snap):
-        self.time_label.setText(f"t = {snap.t:8.3f} s")
+        self.time_label.setText(f"t = {snap.t:.3f} s")
         self._show_state(snap)
         self.act_run.setText("Pause" if snap.running else "Run")
         if not snap.running:
@@ -500,12 +563,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self._style(self.rtf_label, "color: #555;")
         elif np.isnan(snap.rtf):
             self.rtf_label.setText("")
-        elif snap.behind:
-            self.rtf_label.setText(f"RTF {snap.rtf:.2f} (asked {speed_text(snap.speed)}): physics slower than real time")
-            self._style(self.rtf_label, "color: #c60; font-weight: bold;")
         else:
-            self.rtf_label.setText(f"RTF {snap.rtf:.2f} ({speed_text(snap.speed)})")
-            self._style(self.rtf_label, "color: #262;")
+            self.rtf_label.setText(rtf_text(snap.rtf, snap.speed, snap.behind))
+            self._style(self.rtf_label, "color: #c60; font-weight: bold;" if snap.behind else "color: #262;")
 
     # ------------------------------------------------------------------ messages
     def _notice(self, msg):
@@ -585,7 +645,13 @@ class MainWindow(QtWidgets.QMainWindow):
             except OSError as exc:
                 self._error("Screenshot", str(exc))
 
-    # ------------------------------------------------------------------ closing
+    # ------------------------------------------------------------------ showing and closing
+    def showEvent(self, ev):
+        super().showEvent(ev)
+        if not self._layout_restored:        # the first start: sizes for the window as shown
+            self._layout_restored = True
+            QtCore.QTimer.singleShot(0, self.default_layout)
+
     def closeEvent(self, ev):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())

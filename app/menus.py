@@ -11,6 +11,13 @@ def speed_text(s):
     return f"×{s:g}" if s >= 1 else f"×1/{round(1 / s)}"
 
 
+def rtf_text(rtf, speed, behind):
+    """The real-time factor for the status bar (its label is as wide as the longest of these)."""
+    if behind:
+        return f"RTF {rtf:.2f} (asked {speed_text(speed)}): physics slower than real time"
+    return f"RTF {rtf:.2f} ({speed_text(speed)})"
+
+
 def action(win, menu, text, slot=None, shortcut=None, checkable=False, checked=False, tip=None):
     a = QtGui.QAction(text, win)
     if shortcut:
@@ -48,6 +55,7 @@ def build_menus(win):
     sm = mb.addMenu("&Simulation")
     win.act_run = action(win, sm, "Run / Pause", win.toggle_running, "Space", tip="run or pause the simulation")
     win.act_step = action(win, sm, "Single Step", win.single_step, "S", tip="advance one time step (while paused)")
+    win.act_step.setIconText("Step")
     win.act_back = action(win, sm, "Step Back", lambda: win.step_back(0.1), "B",
                           tip="while paused: back 0.1 s to a recorded state (for instance after a divergence)")
     win.act_reset = action(win, sm, "Reset", win.reset, "Ctrl+R", tip="back to the initial state")
@@ -77,11 +85,17 @@ def build_menus(win):
     vm.addSeparator()
     for d in (win.gallery_dock, win.joints_dock, win.constraints_dock, win.plots_dock):
         vm.addAction(d.toggleViewAction())
+    win.act_layout = action(win, vm, "Reset Panel Layout", win.default_layout,
+                            tip="dock sizes for this window size: joints a third of the width, plots below")
     hm = mb.addMenu("&Help")
     action(win, hm, "&Mouse and Keys", lambda: show_help(win))
     tb = win.addToolBar("Simulation")
     tb.setObjectName("simulation")
+    tb.setMovable(False)
     tb.addAction(win.act_run)
+    run = tb.widgetForAction(win.act_run)       # as wide for "Pause" as for "Run": nothing shifts
+    run.setObjectName("run_button")
+    run.setFixedWidth(max(run.fontMetrics().horizontalAdvance(t) for t in ("Pause", "Run", "Run / Pause")) + 16)
     tb.addAction(win.act_back)
     tb.addAction(win.act_step)
     tb.addAction(win.act_reset)
@@ -105,15 +119,10 @@ def build_menus(win):
     win.dt_box.setCurrentIndex(STEPS.index(1e-3))
     win.dt_box.currentIndexChanged.connect(lambda i: win.worker and win.worker.set_dt(STEPS[i]))
     tb.addWidget(win.dt_box)
-    tb.addSeparator()
-    win.time_label = QtWidgets.QLabel("t = –")
-    win.time_label.setMinimumWidth(110)
-    win.rtf_label = QtWidgets.QLabel("")
-    win.rtf_label.setMinimumWidth(220)
-    tb.addWidget(win.time_label)
-    tb.addWidget(win.rtf_label)
+    # simulated time and the real-time factor are in the status bar (app/mainwindow.py)
     vt = win.addToolBar("View")
     vt.setObjectName("view")
+    vt.setMovable(False)
     for a in win.toggles.values():
         vt.addAction(a)
     vt.addAction(win.act_follow)
