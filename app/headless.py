@@ -261,9 +261,9 @@ def apply_lesson_to_simulation(lesson, engine, setup):
 # ---------------------------------------------------------------------- the run
 def make_simulator(engine, setup):
     """(simulator, controller) of a setup: the window's input laws, evaluated in the compiled step."""
-    from .simworker import _EngineInputs
+    from .simworker import EngineInputs
     sim = engine.Simulator(setup.model, dt=setup.dt, integrator=setup.integrator, q=setup.q0, v=setup.v0)
-    controller = _EngineInputs(setup.model, engine, sim)
+    controller = EngineInputs(setup.model, engine, sim)
     controller.recapture(sim.q)
     if setup.inputs:
         controller.set_inputs(dict(setup.inputs), sim.q)

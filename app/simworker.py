@@ -45,7 +45,7 @@ from .snapshot import Snapshot, take_snapshot  # noqa: F401  (re-exported)
 from .teaching import TeachingProbe
 
 
-class _EngineInputs(Controller):
+class EngineInputs(Controller):
     """The joint panel's Controller whose laws are also handed to the simulator as data
     (``engine.InputLaws``): the simulator evaluates them inside its compiled step loop, so the
     physics thread does not call back into Python at every step. Same numbers as calling the
@@ -68,6 +68,9 @@ class _EngineInputs(Controller):
         self._sim.inputs = laws
 
 
+_EngineInputs = EngineInputs     # its former name
+
+
 class SimWorker:
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
@@ -80,7 +83,7 @@ class SimWorker:
         self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
         self._gravity0 = tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3))
         self._projections_seen = self.loop_projections()
-        self.controller = _EngineInputs(self.model, engine, self.sim)
+        self.controller = EngineInputs(self.model, engine, self.sim)
         self.controller.recapture(self.sim.q)
         self.samples = SampleQueue()
         self.events = deque()
@@ -327,7 +330,7 @@ class SimWorker:
             return
         try:
             sim.evaluate()
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+        except Exception:     # noqa: BLE001  (a user's controller may raise anything; the step says it)
             pass
 
     def _batch(self):
@@ -411,6 +414,7 @@ class SimWorker:
         sim.f_ext = None
         self._drag = None
         self._drag_mode = None
+        self._evaluate()      # the readouts of the state kept
         self.events.append(("diverged", message + " — paused; the last good state is kept "
                             "(Step to go on, Reset to start again)."))
 
