@@ -44,7 +44,7 @@ class Snapshot:
     drag_mode: str | None = None            # "spring" or "pose"
     wrenches: dict | None = None            # {joint: reaction (m, f) child frame, loop forces included}
     # closed loops (empty / None for a tree)
-    lam: np.ndarray | None = None           # multipliers of the enabled constraints, stacked (last step)
+    lam: np.ndarray | None = None           # multipliers of the enabled constraints, stacked (with a, tau)
     constraint_enabled: tuple = ()          # per constraint of the model, in model order
     residual: float = float("nan")          # |f(q)| of the enabled constraints (the drift meter)
     residuals: tuple = ()                   # |f(q)| per constraint, enabled or not (NaN: none to measure)

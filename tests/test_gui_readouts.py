@@ -113,3 +113,40 @@ def test_readouts_after_reset_step_back_pose_and_mode_change(qtbot, window, engi
     snap = wait_snapshot(qtbot, window, lambda s: not s.prescribed[0])
     wait_readouts(qtbot, window, {"joint1": ("ddq", ddq[0]), "joint2": ("ddq", ddq[1])})
     assert not worker.snapshot().running
+
+
+@pytest.mark.parametrize("name, extra", [("quadruped", ()), ("double_pendulum", ("--mode", "joint2=acceleration"))])
+def test_the_command_line_starts_as_the_window(qtbot, window, tmp_path, name, extra):
+    """`jointlab simulate MODEL` and the window opening MODEL start from the same state with the same
+    joint modes: the window's readouts at t = 0 (after Reset, paused) are the CLI's first row."""
+    import subprocess
+    import sys
+    from app.recorder import read_csv
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "cli.csv"
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "app", "simulate", name, "--duration", "0.01", "--csv", str(out),
+                        "--no-progress", *extra], capture_output=True, text=True, timeout=300, cwd=root, env=env)
+    assert r.returncode == 0, r.stderr
+    names, data = read_csv(out)
+    window.open_model(name)
+    qtbot.waitUntil(lambda: window.model is not None and window.model_source == name, timeout=60000)
+    for arg in extra[1::2]:                    # the same mode chosen in the joint panel
+        joint, mode = arg.split("=")
+        window.joints.rows[joint].mode.setCurrentText(mode)
+    window.set_running(False)
+    wait_snapshot(qtbot, window, lambda s: not s.running)
+    window.act_reset.trigger()
+    snap = wait_snapshot(qtbot, window, lambda s: s.steps == 0 and not s.running
+                         and (not extra or s.prescribed[window.model.joint(extra[1].split("=")[0]).idx_v]))
+    L = window.worker.layout
+    assert names == L.names[:len(names)] or [n.split(" ")[0] for n in names] == L.names
+    row = data[0]
+    np.testing.assert_array_equal(row[L.q], snap.q)
+    np.testing.assert_array_equal(row[L.dq], snap.v)
+    np.testing.assert_allclose(row[L.ddq], snap.a, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(row[L.tau], snap.tau, rtol=1e-9, atol=1e-9)
+    held = {n for n, why in window.held_joints.items() if why == "floating base"}
+    assert held == ({"root_joint"} if name == "quadruped" else set())
+    if held:
+        assert np.abs(snap.tau).max() > 1.0 and np.all(snap.prescribed[:6])
