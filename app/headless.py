@@ -226,6 +226,9 @@ def apply_lesson_to_simulation(lesson, engine, setup):
         joints = {}
         for name in dict.fromkeys(list(modes) + list(laws)):
             law = laws.get(name)
+            if hasattr(law, "mode") and hasattr(law, "kind"):       # an app.inputs.JointInput
+                joints[name] = law
+                continue
             spec = dict(law) if isinstance(law, dict) else {"law": law}
             spec.setdefault("mode", modes.get(name, _get(law, "mode", default="torque")))
             joints[name] = spec

@@ -250,3 +250,31 @@ def test_bad_lessons_are_clear_errors(tmp_path):
     bad.write_text("{not json")
     r = run("simulate", "--lesson", str(bad), "--duration", "0.1")
     assert r.returncode == 2 and "bad.jlab" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_apply_lesson_to_simulation_takes_lesson_objects_and_dicts():
+    """The lesson may come from app.lessons (an object: model, modes, laws, integrator, dt) or be
+    the JSON form; both give the same setup (in-process: no subprocess needed)."""
+    from app.headless import window_start, apply_lesson_to_simulation, UsageError
+    from app.inputs import JointInput
+    model = load_model("double_pendulum")
+
+    class Lesson:
+        pass
+    lesson = Lesson()
+    lesson.model, lesson.integrator, lesson.dt = "double_pendulum", "euler", 0.005
+    lesson.modes = {"joint1": "acceleration"}
+    lesson.laws = {"joint1": {"law": "sine", "params": {"amplitude": 0.2}},
+                   "joint2": JointInput("torque", "constant", value=1.0)}
+    s = apply_lesson_to_simulation(lesson, engine, window_start(engine, model))
+    assert (s.integrator, s.dt) == ("euler", 0.005)
+    assert s.inputs["joint1"].kind == "sine" and s.inputs["joint1"].amplitude == 0.2
+    assert s.inputs["joint2"] == JointInput("torque", "constant", value=1.0)
+    s = apply_lesson_to_simulation({"initial_state": {"q": [0.1, 0.2]}, "joints": {"joint2": "acceleration"}},
+                                   engine, window_start(engine, model))
+    np.testing.assert_array_equal(s.q0, [0.1, 0.2])
+    assert s.inputs["joint2"] == JointInput("acceleration", "hold")
+    with pytest.raises(UsageError, match="'euler2'"):
+        apply_lesson_to_simulation({"integrator": "euler2"}, engine, window_start(engine, model))
+    with pytest.raises(UsageError, match="dt"):
+        apply_lesson_to_simulation({"dt": -1}, engine, window_start(engine, model))
