@@ -2,6 +2,7 @@
 
     jointlab [MODEL] [--screenshot PATH --quit-after SECONDS] [--package-path DIR]   open the app
     jointlab simulate MODEL --duration S --dt DT --integrator NAME --csv OUT          headless run
+        [--release-base] [--mode JOINT=torque|acceleration[:LAW] ...] [--lesson FILE.jlab] [--wrench JOINT]
 
 MODEL is a URDF path, an MJCF path (.xml with a <mujoco> root, or .mjcf; needs the mujoco package),
 a shipped asset name (see `jointlab models`) or, when the example-robot-data package is installed,
@@ -14,16 +15,33 @@ import sys
 
 
 def _simulate_parser():
-    p = argparse.ArgumentParser(prog="jointlab simulate",
-                                description="Simulate a model without a window and write t, q, v, a, tau per step to CSV.")
-    p.add_argument("model", help="URDF or MJCF path, shipped asset name, example-robot-data robot name "
-                   "or gym:NAME")
+    p = argparse.ArgumentParser(
+        prog="jointlab simulate",
+        description="Simulate a model without a window, started as the window starts it (its initial state, "
+                    "a floating base held), and write every step's row to CSV: t, q, dq, ddq, tau, energies, "
+                    "constraint forces (lambda) and residuals of closed loops.")
+    p.add_argument("model", nargs="?", default=None,
+                   help="URDF or MJCF path, shipped asset name, example-robot-data robot name or gym:NAME "
+                   "(may be left out with --lesson)")
     p.add_argument("--duration", type=float, default=5.0, help="simulated time in seconds (default 5)")
-    p.add_argument("--dt", type=float, default=1e-3, help="time step in seconds (default 0.001)")
-    p.add_argument("--integrator", default="rk4", choices=["rk4", "semi_implicit_euler", "euler"])
+    p.add_argument("--dt", type=float, default=None, help="time step in seconds (default 0.001, or the lesson's)")
+    p.add_argument("--integrator", default=None, choices=["rk4", "semi_implicit_euler", "euler"],
+                   help="integrator (default rk4, or the lesson's)")
     p.add_argument("--csv", default=None, help="output CSV file (default: none)")
     p.add_argument("--floating-base", action="store_true", default=None,
                    help="add a free joint at the root (default: the model's own choice)")
+    p.add_argument("--release-base", action="store_true",
+                   help="let a floating base fall (the window, and by default this command, hold it: "
+                   "acceleration prescribed, hold still)")
+    p.add_argument("--mode", action="append", default=[], metavar="JOINT=MODE[:LAW]",
+                   help="a joint's input as the joint panel sets it: MODE torque or acceleration, with that "
+                   "mode's default law (torque: zero, acceleration: hold) or LAW (torque: zero, constant, gravity, "
+                   "pd, sine; acceleration: constant, hold, track, sine); repeatable")
+    p.add_argument("--lesson", default=None, metavar="FILE",
+                   help="a lesson file (.jlab): its model, initial state, joint modes and laws, integrator and dt "
+                   "(options given here win)")
+    p.add_argument("--wrench", default=None, metavar="JOINT",
+                   help="record the wrench this joint transmits (wrench:* columns; NaN without)")
     p.add_argument("--package-path", action="append", default=[], metavar="DIR",
                    help="extra directory to resolve package:// mesh paths (repeatable)")
     p.add_argument("--q0", default=None, metavar="J=X,...",

@@ -1,9 +1,28 @@
-"""`jointlab simulate`: run a model without a window, with a progress bar, and write every step's
-t, q, v, a, tau to CSV. Prints the real-time factor (simulated time / wall time) at the end."""
+"""`jointlab simulate`: run a model without a window, as the window would run it, with a progress bar,
+and write every step's row to CSV. Prints the real-time factor (simulated time / wall time) at the end.
+
+The same start as the window: the model's initial state (``engine.catalog.initial_state``), a
+floating base held ("hold still", acceleration prescribed) unless ``--release-base``, joints that
+move only massless links held; ``--mode JOINT=torque|acceleration[:LAW]`` sets a joint's input as
+the joint panel would (the panel's default law of that mode), ``--lesson FILE`` applies a lesson
+(model, initial state, joint modes and laws, integrator, dt). The input laws run in the engine's
+compiled step as in the window (``engine.InputLaws``).
+
+The CSV has the window's columns (``recorder.SampleLayout``, the same rows the window's CSV export
+writes, by the same code, ``samplerows.StepRows``): t, q, dq, ddq, tau, the energies (kinetic,
+potential, total; work, dissipated, balance), the wrench of the joint given with ``--wrench`` (NaN
+without), the constraint multipliers (lambda, one column per row, its name followed by the label the
+constraint gives that row, e.g. "lambda:closure[0] fx") and the residuals |f(q)| when the model has
+loops, and the real-time factor measured so far.
+"""
 from __future__ import annotations
 
+import io
+import json
+import os
 import sys
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,13 +34,8 @@ def _progress(frac, rtf, stream):
     stream.flush()
 
 
-def csv_header(model):
-    cols = ["t"]
-    for prefix, size_of in (("q", "nq"), ("v", "nv"), ("a", "nv"), ("tau", "nv")):
-        for j in model.joints:
-            n = getattr(j, size_of)
-            cols += [f"{prefix}:{j.name}"] if n == 1 else [f"{prefix}:{j.name}[{k}]" for k in range(n)]
-    return cols
+class UsageError(Exception):
+    """A bad command line or lesson: the message names what and where (exit status 2)."""
 
 
 def parse_q0(model, text, q):
@@ -32,72 +46,322 @@ def parse_q0(model, text, q):
         try:
             x = float(val)
         except ValueError:
-            raise SystemExit(f"--q0: '{item}' is not joint=number")
+            raise UsageError(f"--q0: '{item}' is not joint=number")
         j = model.joint(name) if name in model.joint_names else None
         if j is None:
-            raise SystemExit(f"--q0: no joint named '{name}'; joints: {', '.join(model.joint_names)}")
+            raise UsageError(f"--q0: no joint named '{name}'; joints: {', '.join(model.joint_names)}")
         if j.nq != 1:
-            raise SystemExit(f"--q0: joint '{name}' has {j.nq} coordinates; only 1-dof joints can be set here")
+            raise UsageError(f"--q0: joint '{name}' has {j.nq} coordinates; only 1-dof joints can be set here")
         q[j.idx_q] = x
     return q
 
 
-def run_simulation(args, out=sys.stdout, err=sys.stderr):
-    import engine
-    from engine.catalog import load_model, initial_state
+# ---------------------------------------------------------------------- the start (as the window)
+@dataclass
+class SimulationSetup:
+    """What a headless run starts from: the model, its initial state, each joint's input (only the
+    joints whose input is not the default torque / zero), integrator and dt, and why joints are held."""
+    model: object
+    q0: np.ndarray
+    v0: np.ndarray
+    inputs: dict = field(default_factory=dict)      # joint name -> app.inputs.JointInput
+    integrator: str = "rk4"
+    dt: float = 1e-3
+    held: dict = field(default_factory=dict)        # joint name -> "floating base" | "massless"
+
+
+def joint_scales(engine, model, q):
+    """M_ii of every joint (the panel scales its default torque gains with it)."""
+    M = engine.mass_matrix(model, q)
+    return {j.name: float(M[j.idx_v, j.idx_v]) for j in model.joints if j.nv}
+
+
+def window_start(engine, model, release_base=False):
+    """The window's start: initial state, and the joints it holds (``MainWindow._hold_at_start``):
+    an articulated floating base (unless ``release_base``) and joints that move only massless links."""
+    from engine.catalog import initial_state
+    from .inputs import JointInput
+    q0, v0 = initial_state(model)
+    setup = SimulationSetup(model, np.array(q0, dtype=float), np.array(v0, dtype=float))
+    if model.nbodies > 1 and model.joints and model.joints[0].kind == "free" and not release_base:
+        root = model.joints[0].name
+        setup.inputs[root] = JointInput("acceleration", "hold")
+        setup.held[root] = "floating base"
+    for name in tuple(getattr(model, "massless_joints", ()) or ()):
+        setup.inputs[name] = JointInput("acceleration", "hold")
+        setup.held[name] = "massless"
+    return setup
+
+
+def joint_input(engine, setup, joint, mode, law=None, params=None, where="--mode"):
+    """The JointInput the joint panel would give ``joint`` for ``mode`` (and ``law``, ``params``);
+    a UsageError naming the joint, the mode or the law when one is not valid."""
+    from .inputs import TORQUE_KINDS, ACCEL_KINDS, PARAMS, default_input
+    model = setup.model
+    if joint not in model.joint_names:
+        raise UsageError(f"{where}: no joint named '{joint}'; joints: {', '.join(model.joint_names)}")
+    if mode not in ("torque", "acceleration"):
+        raise UsageError(f"{where}: joint '{joint}': mode must be 'torque' or 'acceleration', got '{mode}'")
+    kinds = TORQUE_KINDS if mode == "torque" else ACCEL_KINDS
+    if law is not None and law not in kinds:
+        raise UsageError(f"{where}: joint '{joint}': no law '{law}' in {mode} mode; laws: {', '.join(kinds)}")
+    if mode == "torque" and setup.held.get(joint) == "massless":
+        raise UsageError(f"{where}: joint '{joint}' moves only massless links: a torque can not accelerate "
+                         f"them, so it stays acceleration-prescribed")
+    scale = joint_scales(engine, model, setup.q0).get(joint, 1.0)
+    inp = default_input(mode, law, scale=scale)
+    if params:
+        allowed = PARAMS[(inp.mode, inp.kind)]
+        bad = [p for p in params if p not in allowed]
+        if bad:
+            raise UsageError(f"{where}: joint '{joint}': law '{inp.kind}' has no parameter "
+                             f"{', '.join(repr(b) for b in bad)}; its parameters: {', '.join(allowed) or 'none'}")
+        try:
+            inp = inp.with_(**{k: float(v) for k, v in params.items()})
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{where}: joint '{joint}': {exc}") from None
+    return inp
+
+
+def apply_modes(engine, setup, specs):
+    """``--mode JOINT=MODE[:LAW]`` items, in order (a later one wins)."""
+    for spec in specs or ():
+        name, eq, rhs = spec.partition("=")
+        if not eq or not rhs:
+            raise UsageError(f"--mode: expected JOINT=torque or JOINT=acceleration (optionally :LAW), got '{spec}'")
+        mode, _, law = rhs.partition(":")
+        setup.inputs[name.strip()] = joint_input(engine, setup, name.strip(), mode.strip(), law.strip() or None)
+    return setup
+
+
+# ---------------------------------------------------------------------- lessons
+@dataclass
+class HeadlessLesson:
+    """The part of a lesson file a headless run uses."""
+    path: str
+    model: str | None = None
+    q: list | None = None
+    v: list | None = None
+    joints: dict = field(default_factory=dict)     # name -> {"mode", "law", "params"}
+    integrator: str | None = None
+    dt: float | None = None
+
+
+def read_lesson(path):
+    """A lesson file: through ``app.lessons.load_lesson`` when that module exists, otherwise the JSON
+    form {"model", "initial_state": {"q", "v"}, "joints": {NAME: {"mode", "law", "params"}},
+    "integrator", "dt"}."""
     try:
-        model = load_model(args.model, floating_base=args.floating_base, package_paths=tuple(args.package_path))
-    except (engine.ModelError, OSError) as e:
+        from .lessons import load_lesson
+    except ImportError:
+        load_lesson = None
+    if load_lesson is not None:
+        try:
+            return load_lesson(path)
+        except (OSError, ValueError, KeyError) as exc:
+            raise UsageError(f"--lesson {path}: {exc}") from None
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise UsageError(f"--lesson: cannot read {path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--lesson {path}: not JSON: line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--lesson {path}: expected a JSON object at the top")
+    init = data.get("initial_state") or {}
+    joints = data.get("joints") or {}
+    if not isinstance(init, dict) or not isinstance(joints, dict):
+        raise UsageError(f"--lesson {path}: 'initial_state' and 'joints' must be objects")
+    return HeadlessLesson(path=str(path), model=data.get("model"), q=init.get("q"), v=init.get("v"),
+                          joints=joints, integrator=data.get("integrator"), dt=data.get("dt"))
+
+
+def _get(obj, *names, default=None):
+    for n in names:
+        if isinstance(obj, dict):
+            if n in obj:
+                return obj[n]
+        elif getattr(obj, n, None) is not None:
+            return getattr(obj, n)
+    return default
+
+
+def lesson_model(lesson):
+    """The model a lesson names (a shipped name, a path, an example-robot-data name), or None;
+    a relative path is taken from the lesson file's folder when it exists there."""
+    name = _get(lesson, "model")
+    name = _get(name, "name", "source", default=name) if not isinstance(name, str) else name
+    path = _get(lesson, "path")
+    if isinstance(name, str) and path and not os.path.isabs(name):
+        near = os.path.join(os.path.dirname(os.path.abspath(str(path))), name)
+        if os.path.exists(near):
+            return near
+    return name
+
+
+def apply_lesson_to_simulation(lesson, engine, setup):
+    """Apply a lesson's initial state, joint modes and laws (with parameters), integrator and dt to
+    ``setup`` (a SimulationSetup of the lesson's model). Accepts a ``HeadlessLesson``, an
+    ``app.lessons.Lesson`` or a dict of the same fields; a UsageError names a bad entry."""
+    model = setup.model
+    where = f"--lesson {_get(lesson, 'path', default='')}".rstrip()
+    init = _get(lesson, "initial_state", default=None) or {}
+    q = _get(lesson, "q", default=None)
+    v = _get(lesson, "v", default=None)
+    q = _get(init, "q", default=q) if init else q
+    v = _get(init, "v", default=v) if init else v
+    for label, x, n, dst in (("q", q, model.nq, "q0"), ("v", v, model.nv, "v0")):
+        if x is None:
+            continue
+        a = np.array(x, dtype=float).reshape(-1)
+        if a.size != n or not np.all(np.isfinite(a)):
+            raise UsageError(f"{where}: initial {label} must be {n} finite numbers for '{model.name}', "
+                             f"got {a.size}")
+        setattr(setup, dst, a)
+    joints = _get(lesson, "joints", default=None)
+    if joints is None:      # modes and laws given apart: {joint: mode}, {joint: {"law", "params"} or law}
+        modes = _get(lesson, "modes", default={}) or {}
+        laws = _get(lesson, "laws", default={}) or {}
+        joints = {}
+        for name in dict.fromkeys(list(modes) + list(laws)):
+            law = laws.get(name)
+            if hasattr(law, "mode") and hasattr(law, "kind"):       # an app.inputs.JointInput
+                joints[name] = law
+                continue
+            spec = dict(law) if isinstance(law, dict) else {"law": law}
+            spec.setdefault("mode", modes.get(name, _get(law, "mode", default="torque")))
+            joints[name] = spec
+    for name, spec in dict(joints).items():
+        if hasattr(spec, "mode") and hasattr(spec, "kind"):        # an app.inputs.JointInput
+            if name not in model.joint_names:
+                raise UsageError(f"{where}: no joint named '{name}'; joints: {', '.join(model.joint_names)}")
+            setup.inputs[name] = spec
+            continue
+        if isinstance(spec, str):
+            spec = {"mode": spec}
+        if not isinstance(spec, dict):
+            raise UsageError(f"{where}: joint '{name}': expected {{\"mode\", \"law\", \"params\"}}, got {spec!r}")
+        setup.inputs[name] = joint_input(engine, setup, name, spec.get("mode", "torque"),
+                                         spec.get("law") or spec.get("kind"), spec.get("params") or {}, where)
+    integrator = _get(lesson, "integrator")
+    if integrator is not None:
+        if integrator not in engine.INTEGRATORS:
+            raise UsageError(f"{where}: integrator must be one of {', '.join(engine.INTEGRATORS)}, got '{integrator}'")
+        setup.integrator = integrator
+    dt = _get(lesson, "dt")
+    if dt is not None:
+        try:
+            dt = float(dt)
+        except (TypeError, ValueError):
+            dt = float("nan")
+        if not (np.isfinite(dt) and dt > 0):
+            raise UsageError(f"{where}: dt must be a positive number of seconds, got {_get(lesson, 'dt')!r}")
+        setup.dt = dt
+    return setup
+
+
+# ---------------------------------------------------------------------- the run
+def make_simulator(engine, setup):
+    """(simulator, controller) of a setup: the window's input laws, evaluated in the compiled step."""
+    from .simworker import EngineInputs
+    sim = engine.Simulator(setup.model, dt=setup.dt, integrator=setup.integrator, q=setup.q0, v=setup.v0)
+    controller = EngineInputs(setup.model, engine, sim)
+    controller.recapture(sim.q)
+    if setup.inputs:
+        controller.set_inputs(dict(setup.inputs), sim.q)
+    sim.prescribed[:] = controller.prescribed
+    return sim, controller
+
+
+def csv_names(layout, model):
+    """The CSV header: the window's column names; a multiplier column carries its constraint's own
+    row label ("lambda:loop[0] fx")."""
+    names = list(layout.names)
+    for c in getattr(model, "constraints", []):
+        for col, (label, _) in zip(layout.lam_columns[c.name], c.multiplier_rows(model)):
+            names[col] = f"{names[col]} {label}".replace(",", ";")
+    return names
+
+
+def run_simulation(args, out=sys.stdout, err=sys.stderr):
+    try:
+        return _run(args, out, err)
+    except UsageError as exc:
+        print(f"jointlab simulate: {exc}", file=err)
+        return 2
+
+
+def _run(args, out, err):
+    import engine
+    from engine.catalog import load_model
+    from .recorder import SampleLayout, SampleQueue
+    from .samplerows import StepRows
+    lesson = read_lesson(args.lesson) if getattr(args, "lesson", None) else None
+    source = args.model or (lesson_model(lesson) if lesson is not None else None)
+    if not source:
+        raise UsageError("no model: give MODEL or a --lesson that names one")
+    try:
+        model = load_model(source, floating_base=args.floating_base, package_paths=tuple(args.package_path))
+    except (engine.ModelError, OSError, KeyError) as e:
         print(f"jointlab simulate: cannot load model: {e}", file=err)
         return 2
-    if not (args.duration > 0 and args.dt > 0):
-        print("jointlab simulate: --duration and --dt must be positive", file=err)
-        return 2
-    q0, v0 = initial_state(model)
+    setup = window_start(engine, model, release_base=getattr(args, "release_base", False))
+    if lesson is not None:
+        apply_lesson_to_simulation(lesson, engine, setup)
     if args.q0:
-        parse_q0(model, args.q0, q0)
-    sim = engine.Simulator(model, dt=args.dt, integrator=args.integrator, q=q0, v=v0)
-    n_steps = int(round(args.duration / args.dt))
-    nq, nv = model.nq, model.nv
+        parse_q0(model, args.q0, setup.q0)
+    apply_modes(engine, setup, getattr(args, "mode", None))
+    if args.integrator is not None:
+        setup.integrator = args.integrator
+    if args.dt is not None:
+        setup.dt = args.dt
+    if not (args.duration > 0 and setup.dt > 0):
+        raise UsageError("--duration and --dt must be positive")
+    wrench = getattr(args, "wrench", None)
+    if wrench is not None and wrench not in model.joint_names:
+        raise UsageError(f"--wrench: no joint named '{wrench}'; joints: {', '.join(model.joint_names)}")
+    sim, _ = make_simulator(engine, setup)
+    layout = SampleLayout(model)
+    queue = SampleQueue()
+    rows = StepRows(engine, model, sim, layout, queue)
+    n_steps = int(round(args.duration / setup.dt))
     fh = None
     if args.csv:
         fh = open(args.csv, "w", newline="")
-        fh.write(",".join(csv_header(model)) + "\n")
+        fh.write(",".join(csv_names(layout, model)) + "\n")
     show = not args.no_progress
-    # steps in blocks, each one compiled call that records every step's row (t, q, v, a, tau)
-    block = min(max(n_steps, 1), 2000)
-    rec = (np.empty(block), np.empty((block, nq)), np.empty((block, nv)), np.empty((block, nv)),
-           np.empty((block, nv)))
-    rows = np.empty((block, 1 + nq + 3 * nv)) if args.csv else None
+    block = 500
     t_start = time.perf_counter()
     last_draw = 0.0
     status = 0
-    k = 0
+    rtf = float("nan")
     try:
-        while k < n_steps:
-            n = min(block, n_steps - k)
-            before = sim.steps
+        while sim.steps < n_steps:
             try:
-                sim.step(n, record=rec)
+                n = min(block, n_steps - sim.steps)
+                if fh is None and wrench is None:
+                    sim.step(n)         # no rows wanted: the simulator's own (compiled) loop
+                else:
+                    rows.steps_until(np.inf, np.inf, max_steps=n, watched=wrench, rtf=rtf)
             except engine.SimulationDiverged as e:
                 print(f"\njointlab simulate: {e}", file=err)
                 status = 3
-            done = sim.steps - before
-            if rows is not None and done:
-                r = rows[:done]
-                r[:, 0] = rec[0][:done]
-                r[:, 1:1 + nq] = rec[1][:done]
-                r[:, 1 + nq:1 + nq + nv] = rec[2][:done]
-                r[:, 1 + nq + nv:1 + nq + 2 * nv] = rec[3][:done]
-                r[:, 1 + nq + 2 * nv:] = rec[4][:done]
-                np.savetxt(fh, r, delimiter=",", fmt="%.10g")
-            k += done
+            except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
+                print(f"\njointlab simulate: simulation stopped at t = {sim.t:.6g} s: {e}", file=err)
+                status = 3
+            for b in queue.drain():
+                if fh is not None:
+                    buf = io.StringIO()
+                    np.savetxt(buf, b, delimiter=",", fmt="%.17g")
+                    fh.write(buf.getvalue())
             if status:
                 break
             now = time.perf_counter()
+            rtf = sim.t / max(now - t_start, 1e-9)
             if show and now - last_draw > 0.1:
                 last_draw = now
-                _progress(k / n_steps, sim.t / max(now - t_start, 1e-9), err)
+                _progress(sim.steps / n_steps, rtf, err)
     finally:
         if fh is not None:
             fh.close()
@@ -106,9 +370,10 @@ def run_simulation(args, out=sys.stdout, err=sys.stderr):
         _progress(sim.steps / max(n_steps, 1), sim.t / max(wall, 1e-9), err)
         err.write("\n")
     rtf = sim.t / max(wall, 1e-9)
-    print(f"simulated {sim.t:.4g} s of '{model.name}' ({model.nv} dof, {args.integrator}, dt {args.dt:g}) "
-          f"in {wall:.3g} s wall: real-time factor {rtf:.2f}", file=out)
+    held = [f"{n} ({why}) held" for n, why in setup.held.items()
+            if n in setup.inputs and setup.inputs[n].mode == "acceleration"]
+    print(f"simulated {sim.t:.4g} s of '{model.name}' ({model.nv} dof, {setup.integrator}, dt {setup.dt:g}"
+          f"{'; ' + ', '.join(held) if held else ''}) in {wall:.3g} s wall: real-time factor {rtf:.2f}", file=out)
     if args.csv:
         print(f"wrote {sim.steps} rows to {args.csv}", file=out)
     return status
-

@@ -107,48 +107,22 @@ def _unit(kind, what, k):
 
 
 def constraint_row_units(c, model):
-    """(units, labels) of a constraint's multipliers, row by row. Closures apply world forces (N)
-    and moments (N·m) at their point; a gear's multiplier is a joint effort; a user Pfaffian
-    constraint's is a generalized force in the units of its rows."""
-    kind = getattr(c, "kind", "")
-    axes = "xyz"
-    if kind == "point":
-        labels = []
-        for d in c.D:
-            k = int(np.argmax(np.abs(d)))
-            labels.append(f"f{axes[k]}" if abs(abs(d[k]) - 1.0) < 1e-12 else "f along (" + ", ".join(f"{x:.2g}" for x in d) + ")")
-        return ["N"] * c.rows, labels
-    if kind == "revolute":
-        return ["N"] * 3 + ["N·m"] * 2, ["fx", "fy", "fz", "m about b's x", "m about b's y"]
-    if kind == "weld":
-        return ["N"] * 3 + ["N·m"] * 3, ["fx", "fy", "fz", "mx", "my", "mz"]
-    if kind == "distance":
-        return ["N"], ["rod force (a from b)"]
-    if kind == "rolling":
-        return ["N"] * 3, ["fx", "fy", "fz"]
-    if kind == "gear":
-        try:
-            lin = model.joint(c.joint_j).kind == "prismatic"
-        except (KeyError, AttributeError):
-            lin = False
-        return ["N" if lin else "N·m"], ["coupling effort"]
-    return [""] * c.rows, [f"row {k}" for k in range(c.rows)]
+    """(units, labels) of a constraint's multipliers, row by row, as the constraint describes them
+    (``multiplier_rows``): closures apply world forces (N) and moments (N·m) at their point; a
+    gear's multiplier is a joint effort; a user Pfaffian constraint's a generalized force."""
+    rows = list(c.multiplier_rows(model))
+    if len(rows) != c.rows:
+        raise ValueError(f"constraint '{c.name}': describes {len(rows)} multiplier rows, has {c.rows}")
+    return [u for _, u in rows], [label for label, _ in rows]
 
 
 def _holonomic_rows(c):
     """Whether a constraint has position-level rows (a residual |f(q)| to measure)."""
-    return getattr(c, "kind", "") != "pfaffian"
+    return bool(c.has_position_rows)
 
 
 def _residual_unit(c):
-    kind = getattr(c, "kind", "")
-    if kind in ("point", "distance", "rolling"):
-        return "m"
-    if kind in ("revolute", "weld"):
-        return "m, rad"
-    if kind == "gear":
-        return "rad"
-    return ""
+    return c.residual_unit
 
 
 class SampleQueue:

@@ -2,27 +2,28 @@
 
 The GUI talks to it through ``post`` (commands, queued and applied between steps, as MuJoCo's
 ``simulate`` does with its pending actions) and reads from it:
-- ``snapshot()``: an immutable copy of the latest state (taken under a lock, drawn after);
+- ``snapshot()``: an immutable copy of the latest state (``app.snapshot.Snapshot``, taken under a
+  lock, drawn after);
 - ``samples``: every step's sample, in blocks (``recorder.SampleQueue``), never dropped;
 - ``events``: faults and notices (divergence, errors), each (kind, message).
 
-Closed loops: every sample records each constraint's multipliers (NaN while it is switched off)
-and the residuals |f(q)|; snapshots carry the constraint forces (``engine.constraint_wrenches``)
-and the joint reactions with the loop forces included (``engine.joint_reaction_wrenches``), both
-computed here, never in the GUI thread. Switching a constraint, the Baumgarte time constant,
-projection: commands like the others (the constraint objects belong to this thread's model).
-When the simulator projects a drifting loop back onto it (``sim.loop_projections``), an event
-("loop", (message, count)) says so; a loop it can not project back (``engine.LoopFailure``)
-pauses the simulation with a message naming the loop.
+This module holds the thread and its commands; the jobs are split by module: ``pacing`` (sim time
+follows wall time x speed, within a frame budget), ``samplerows`` (the stepping loop and the sample
+row of every step, closed-loop columns included), ``snapshot`` (what the GUI draws).
+
+True readouts: while paused, every command batch ends with the simulator's hybrid dynamics
+evaluated at the current state (``Simulator.evaluate``), so a and tau (and lambda) in the snapshot
+belong to the state shown after a reset, a step back, a pose, an input or mode change.
+
+Closed loops: switching a constraint, the Baumgarte time constant, projection: commands like the
+others (the constraint objects belong to this thread's model). When the simulator projects a
+drifting loop back onto it (``sim.loop_projections``), an event ("loop", (message, count)) says so;
+a loop it can not project back (``engine.LoopFailure``) pauses the simulation with a message naming
+the loop.
 
 Gravity is a setting of this thread's model (``set_gravity``): off assigns (0, 0, 0), on the
-model's own gravity; snapshots carry the gravity in use.
-
-Pacing: sim time follows wall-clock time x speed. A batch of steps spends at most ~70% of a
-frame (``BUDGET``); when the physics can not keep up the simulation runs slower than asked,
-resynchronises instead of trying to catch up (never spirals), and says so (``Snapshot.behind``
-and the measured real-time factor). On divergence it pauses and keeps the last good state.
-Nothing here imports Qt.
+model's own gravity; snapshots carry the gravity in use. On divergence it pauses and keeps the
+last good state. Nothing here imports Qt.
 """
 from __future__ import annotations
 
@@ -32,23 +33,19 @@ import queue
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 
 from .drag import DragSpring, pose_ik, ik_mask, point_jacobian
 from .inputs import Controller
+from .pacing import FRAME, BUDGET, RESYNC, RTF_WINDOW, Pacer  # noqa: F401  (re-exported)
 from .recorder import SampleLayout, SampleQueue
+from .samplerows import StepRows
+from .snapshot import Snapshot, take_snapshot  # noqa: F401  (re-exported)
 from .teaching import TeachingProbe
 
-FRAME = 1.0 / 60.0
-BUDGET = 0.7 * FRAME      # longest batch of physics (s of wall time)
-RESYNC = 0.25             # resynchronise when more than this (wall s) behind: a short stall of the
-                          # machine is caught up (batches stay capped), a slow physics is not
-RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
 
-
-class _EngineInputs(Controller):
+class EngineInputs(Controller):
     """The joint panel's Controller whose laws are also handed to the simulator as data
     (``engine.InputLaws``): the simulator evaluates them inside its compiled step loop, so the
     physics thread does not call back into Python at every step. Same numbers as calling the
@@ -71,45 +68,7 @@ class _EngineInputs(Controller):
         self._sim.inputs = laws
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """What the GUI draws: copies, never the simulator's own arrays."""
-    serial: int
-    t: float
-    q: np.ndarray
-    v: np.ndarray
-    a: np.ndarray
-    tau: np.ndarray
-    prescribed: np.ndarray
-    running: bool
-    speed: float
-    rtf: float           # measured sim time / wall time (nan when not measured)
-    behind: bool         # physics can not keep up with the asked speed
-    steps: int
-    dt: float
-    integrator: str
-    kinetic: float
-    potential: float
-    drag_point: np.ndarray | None = None    # world grab point
-    drag_target: np.ndarray | None = None   # world mouse target
-    drag_force: np.ndarray | None = None    # world spring force on the body (N)
-    drag_body: str | None = None
-    drag_mode: str | None = None            # "spring" or "pose"
-    wrenches: dict | None = None            # {joint: reaction (m, f) child frame, loop forces included}
-    # closed loops (empty / None for a tree)
-    lam: np.ndarray | None = None           # multipliers of the enabled constraints, stacked (last step)
-    constraint_enabled: tuple = ()          # per constraint of the model, in model order
-    residual: float = float("nan")          # |f(q)| of the enabled constraints (the drift meter)
-    residuals: tuple = ()                   # |f(q)| per constraint, enabled or not (NaN: none to measure)
-    stabilization: str = "none"             # "baumgarte" or "none"
-    baumgarte_time: float | None = None     # time constant asked (None: the simulator's default)
-    baumgarte_used: float | None = None     # time constant in use after the clamp (None: off)
-    project_every_step: bool = False
-    constraint_forces: tuple | None = None  # ((name, world point, force, moment), ...) when wanted
-    closure_points: tuple | None = None     # ((name, enabled, point a, point b or None), ...) when wanted
-    gravity: tuple = (0.0, 0.0, -9.81)      # the gravity vector in use (world)
-    loop_projections: int = 0               # times the simulator projected a drifting loop back
-    teaching: object = None                 # app.teaching.Teaching when the teaching views want it
+_EngineInputs = EngineInputs     # its former name
 
 
 class SimWorker:
@@ -123,36 +82,31 @@ class SimWorker:
         self.layout = SampleLayout(model)
         self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
         self._gravity0 = tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3))
-        self._projections_seen = self._loop_projections()
-        self.controller = _EngineInputs(self.model, engine, self.sim)
+        self._projections_seen = self.loop_projections()
+        self.controller = EngineInputs(self.model, engine, self.sim)
         self.controller.recapture(self.sim.q)
         self.samples = SampleQueue()
         self.events = deque()
         self.running = running
-        self.speed = 1.0
+        self.pacer = Pacer()
         self.watched_joint = None
         self.want_reactions = False          # set by the GUI: joint wrenches in every snapshot
         self.want_constraint_forces = False  # set by the GUI: constraint forces in every snapshot
         self.want_teaching = False           # set by the GUI: Kim's quantities, the equation terms
         self.want_trace = False              # set by the GUI: the step-by-step trace (while paused)
         self._teaching = TeachingProbe()
-        self._zero_v = np.zeros(self.model.nv)
-        self._constraints_changed()
+        self.rows = StepRows(engine, self.model, self.sim, self.layout, self.samples)
         self._commands = queue.SimpleQueue()
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._stop = False
-        self._sync = None
-        self._rtf_hist = deque()
-        self._rtf = float("nan")
-        self._behind = False
         self._serial = 0
         self._drag = None
         self._drag_mode = None
-        self._block = np.empty((512, self.layout.width))
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
         self._snapshot = None
         self.thread_cpu = 0.0
+        self._evaluate()
         self._publish()
         self._thread = threading.Thread(target=self._run, name=f"jointlab-{name}", daemon=True)
 
@@ -172,6 +126,15 @@ class SimWorker:
     @property
     def alive(self):
         return self._thread.is_alive()
+
+    @property
+    def speed(self):
+        """The asked speed (sim time / wall time); set it with ``set_speed`` from another thread."""
+        return self.pacer.speed
+
+    @speed.setter
+    def speed(self, value):
+        self.pacer.speed = float(value)
 
     # ------------------------------------------------------------------ commands (any thread)
     def post(self, fn):
@@ -193,9 +156,8 @@ class SimWorker:
 
     def set_speed(self, speed):
         def f(w):
-            w.speed = float(speed)
-            w._sync = None
-            w._rtf_hist.clear()
+            w.pacer.speed = float(speed)
+            w.pacer.resync()
         self.post(f)
 
     def set_integrator(self, name):
@@ -211,7 +173,7 @@ class SimWorker:
             if not (np.isfinite(dt_) and dt_ > 0):
                 raise ValueError(f"dt: expected a positive time step, got {dt!r}")
             w.sim.dt = dt_
-            w._sync = None
+            w.pacer.resync()
         self.post(f)
 
     def set_gravity(self, on):
@@ -356,102 +318,49 @@ class SimWorker:
             except Exception as exc:   # a bad command must not kill the thread
                 self.events.append(("error", f"{type(exc).__name__}: {exc}"))
         if changed:
+            if not self.running:
+                self._evaluate()      # true readouts of the state shown (reset, pose, step back, inputs)
             self._publish()
+
+    def _evaluate(self):
+        """The simulator's hybrid dynamics at the current state and inputs (a, tau, lambda), as the
+        next step would compute them; left as they were when the state can not be evaluated."""
+        sim = self.sim
+        if self._drag_mode == "spring":
+            return
+        try:
+            sim.evaluate()
+        except Exception:     # noqa: BLE001  (a user's controller may raise anything; the step says it)
+            pass
 
     def _batch(self):
         """Step while sim time lags wall time x speed, at most BUDGET; returns how long to wait."""
-        sim = self.sim
+        sim, pacer = self.sim, self.pacer
         now = time.perf_counter()
-        if self._sync is None:
-            self._sync = (now, sim.t)
-        wall0, sim0 = self._sync
-        target = sim0 + (now - wall0) * self.speed
-        if (target - sim.t) / self.speed > RESYNC:
-            # cannot keep up: start again from here; the simulation runs slower than asked
-            self._sync = (now, sim.t)
-            target = sim.t + sim.dt
-            self._behind = True
+        target = pacer.target(now, sim.t, sim.dt)
         n, hit_budget = self._steps_until(target, now + BUDGET)
-        if hit_budget:
-            self._behind = True
-        elif n > 0 and (target - sim.t) / self.speed < 0.5 * RESYNC:
-            self._behind = False
         end = time.perf_counter()
         self.thread_cpu = time.thread_time()     # CPU seconds this thread has used (for benchmarks)
-        self._measure_rtf(end)
+        wait = pacer.finished(end, target, sim.t, sim.dt, n, hit_budget)
         self._publish()
-        if hit_budget:
-            return FRAME - BUDGET
-        due = (sim.t + sim.dt - (sim0 + (end - wall0) * self.speed)) / self.speed
-        return min(max(due, 0.004), FRAME / 2)
+        return wait
 
     def _steps_until(self, target, deadline, max_steps=None):
-        """The stepping loop. Each step: spring wrench, step, one sample row. Returns (steps taken,
-        whether the time budget ended the batch)."""
-        sim, L, e, model = self.sim, self.layout, self.e, self.model
-        block = self._block
-        k = 0
-        hit = False
-        half = 0.5 * sim.dt
-        rtf = self._rtf
-        watched = self.watched_joint
-        nlam = L.nlam
-        lam_cols, nactive = self._lam_cols, self._active_rows
-        loops = self._loops_active
-        residual = self._residual_row if L.residual is not None else None
-        ext_wrenches = self.e.constrained.constraint_external_wrenches if loops else None
+        """The stepping loop (``samplerows.StepRows``): returns (steps taken, whether the time
+        budget ended the batch); a fault pauses with the last good state."""
+        sim = self.sim
         drag = self._drag if self._drag_mode == "spring" else None
-        if drag is not None:
-            drag.update_mobility(sim.q, sim.prescribed)
+        k, hit = 0, False
+        steps0 = sim.steps
         try:
-            while sim.t + half < target if max_steps is None else k < max_steps:
-                if max_steps is None and time.perf_counter() > deadline:
-                    hit = True
-                    break
-                t0, q0, v0 = sim.t, sim.q, sim.v
-                w0, d0 = sim.work + sim.external_work, sim.dissipated
-                if drag is not None:
-                    sim.f_ext = {drag.body: drag.wrench(t0, q0, v0)}
-                sim.step(1)
-                if k == block.shape[0]:
-                    block = self._block = np.concatenate((block, np.empty_like(block)))
-                row = block[k]
-                row[0] = t0
-                row[L.q] = q0
-                row[L.dq] = v0
-                row[L.ddq] = sim.a
-                row[L.tau] = sim.tau
-                ke = e.kinetic_energy(model, q0, v0)
-                pe = e.potential_energy(model, q0)
-                row[L.kinetic] = ke
-                row[L.potential] = pe
-                row[L.total] = ke + pe
-                row[L.work], row[L.dissipated], row[L.balance] = w0, d0, ke + pe - w0 + d0
-                lam = sim.lam
-                if watched is not None:
-                    fx = sim.f_ext
-                    if loops and len(lam) == nactive:       # the loop forces act on the bodies too
-                        fx = dict(fx or {})
-                        for body, wr in ext_wrenches(model, q0, v0, lam).items():
-                            fx[body] = np.asarray(fx.get(body, 0.0), dtype=float) + wr
-                    row[L.wrench] = e.joint_wrenches(model, q0, v0, sim.a, fx)[watched]
-                else:
-                    row[L.wrench] = np.nan
-                if nlam:
-                    row[L.lam] = np.nan
-                    if loops and len(lam) == nactive:
-                        row[lam_cols] = lam
-                if residual is not None:
-                    residual(row, q0)
-                row[L.rtf] = rtf
-                k += 1
-        except e.SimulationDiverged as exc:
+            k, hit = self.rows.steps_until(target, deadline, max_steps, drag=drag, watched=self.watched_joint,
+                                           rtf=self.pacer.rtf)
+        except self.e.SimulationDiverged as exc:
             self._fault(self._diverged_message(exc))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             # InputError (NaN in the state or an input), SingularInertiaError, ...
             self._fault(f"simulation stopped at t = {sim.t:.6g} s: {exc}")
-        if k:
-            self.samples.put(block[:k].copy())
+        if sim.steps != steps0:
             self._good = (sim.t, sim.q.copy(), sim.v.copy())
         self._report_projections()
         return k, hit
@@ -471,12 +380,13 @@ class SimWorker:
             msg += f"; try a smaller time step (dt = {self.sim.dt:g} now)"
         return msg
 
-    def _loop_projections(self):
+    def loop_projections(self):
+        """Times the simulator projected a drifting loop back onto it."""
         return int(getattr(self.sim, "loop_projections", 0) or 0)
 
     def _report_projections(self):
         """An event when the simulator projected a drifting loop back since the last report."""
-        n = self._loop_projections()
+        n = self.loop_projections()
         if n < self._projections_seen:          # the simulator was reset
             self._projections_seen = n
         if n == self._projections_seen:
@@ -497,64 +407,24 @@ class SimWorker:
         """Pause, keep (or restore) the last good state, and tell the GUI."""
         sim = self.sim
         self.running = False
-        self._sync = None
+        self.pacer.resync()
         if not (np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.v))):
             t, q, v = self._good
             sim.t, sim.q, sim.v = t, q.copy(), v.copy()
         sim.f_ext = None
         self._drag = None
         self._drag_mode = None
+        self._evaluate()      # the readouts of the state kept
         self.events.append(("diverged", message + " — paused; the last good state is kept "
                             "(Step to go on, Reset to start again)."))
 
-    def _measure_rtf(self, now):
-        h = self._rtf_hist
-        h.append((now, self.sim.t))
-        while len(h) > 2 and now - h[0][0] > RTF_WINDOW:
-            h.popleft()
-        if len(h) >= 2 and now - h[0][0] > 0.05:
-            self._rtf = (h[-1][1] - h[0][1]) / (now - h[0][0])
-
     # ------------------------------------------------------------------ closed loops (sim thread)
     def _constraints_changed(self):
-        """Which columns the enabled constraints' stacked multipliers go to."""
-        L = self.layout
-        cols = []
-        for c in self.model.constraints:
-            if c.enabled:
-                cols += L.lam_columns[c.name]
-        self._lam_cols = np.array(cols, dtype=np.intp)
-        self._active_rows = len(cols)
-        self._loops_active = bool(cols)
-        self._measured = [(c, L.residual_columns[c.name]) for c in self.model.constraints
-                          if c.name in L.residual_columns]
-        # the multipliers of another set of constraints mean nothing now (and the simulator keeps
-        # its last ones while no constraint is enabled): none until the next step
-        self.sim.lam = np.zeros(0)
+        self.rows.constraints_changed()
 
-    def _residual_vector(self, q):
-        """|f(q)| per measured constraint (enabled or not), and of the enabled ones together."""
-        kin = self.e.constraints.Kinematics(self.model, q, self._zero_v)
-        out = []
-        total = 0.0
-        for c, _ in self._measured:
-            try:
-                f = c.evaluate(kin)[0]
-            except (ValueError, ArithmeticError, np.linalg.LinAlgError):
-                out.append(float("nan"))     # undefined here (a disk lying flat, a rod of length 0)
-                continue
-            f = f[np.isfinite(f)]
-            r2 = float(f @ f)
-            out.append(math.sqrt(r2))
-            if c.enabled:
-                total += r2
-        return out, math.sqrt(total)
-
-    def _residual_row(self, row, q):
-        out, total = self._residual_vector(q)
-        row[self.layout.residual] = total
-        for (_, col), r in zip(self._measured, out):
-            row[col] = r
+    @property
+    def _loops_active(self):
+        return self.rows.loops_active
 
     def _project(self):
         if not self._loops_active:
@@ -563,54 +433,10 @@ class SimWorker:
         self.controller.recapture(self.sim.q)
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
 
-    def _loop_snapshot(self):
-        """The closed-loop part of a snapshot (a dict of Snapshot fields)."""
-        sim, model, e = self.sim, self.model, self.e
-        cons = model.constraints
-        if not cons:
-            return {}
-        lam = np.array(sim.lam)
-        fresh = self._loops_active and len(lam) == self._active_rows
-        res, total = self._residual_vector(sim.q)
-        by_name = dict(zip((c.name for c, _ in self._measured), res))
-        gains = sim.baumgarte()
-        out = dict(lam=lam if fresh else np.zeros(0), constraint_enabled=tuple(c.enabled for c in cons),
-                   residual=total if self._loops_active else 0.0,
-                   residuals=tuple(by_name.get(c.name, float("nan")) for c in cons),
-                   stabilization=sim.stabilization, baumgarte_time=sim.baumgarte_time,
-                   baumgarte_used=None if gains is None else 1.0 / gains[0],
-                   project_every_step=bool(sim.project_every_step))
-        if self.want_constraint_forces:
-            forces = ()
-            if fresh:
-                try:
-                    forces = tuple((n, np.array(p), np.array(f), np.array(m))
-                                   for n, p, f, m in e.constraint_wrenches(model, sim.q, sim.v, lam))
-                except (ValueError, ArithmeticError, np.linalg.LinAlgError):
-                    forces = ()
-            points = []
-            kin = e.constraints.Kinematics(model, sim.q, sim.v)
-            for c in cons:
-                try:
-                    if hasattr(c, "body_b"):
-                        pa, pb = (np.array(s_.p) for s_ in c.frames(kin))
-                    else:
-                        w = c.wrench(kin, np.zeros(c.rows))
-                        if w is None:
-                            continue
-                        pa, pb = np.array(w[0]), None
-                except (ValueError, ArithmeticError, np.linalg.LinAlgError):
-                    continue
-                points.append((c.name, c.enabled, pa, pb))
-            out.update(constraint_forces=forces, closure_points=tuple(points))
-        return out
-
     # ------------------------------------------------------------------ command bodies (sim thread)
     def _set_running(self, running):
         if running and not self.running:
-            self._sync = None
-            self._rtf_hist.clear()
-            self._rtf = float("nan")
+            self.pacer.resync(clear_rtf=True)
             if self._drag_mode == "pose":
                 self._drag_end()
         if not running and self._drag_mode == "spring":
@@ -627,8 +453,7 @@ class SimWorker:
         self.sim.reset()
         self.controller.recapture(self.sim.q)
         self.samples.put("clear")
-        self._sync = None
-        self._rtf_hist.clear()
+        self.pacer.resync()
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
 
     def _set_pose(self, q, v=None):
@@ -664,40 +489,11 @@ class SimWorker:
 
     # ------------------------------------------------------------------ snapshots
     def _publish(self):
-        sim = self.sim
-        try:
-            ke, pe = sim.energy()
-        except ValueError:
-            ke = pe = float("nan")
-        d = self._drag
-        dp = dt_ = df = None
-        if d is not None:
-            if self._drag_mode == "pose" or d.point is None:
-                d.point = point_jacobian(self.e, self.model, sim.q, d.body, d.p_local)[0]
-            dp = np.array(d.point)
-            dt_ = None if d.target is None else np.array(d.target)
-            df = np.array(d.force) if self._drag_mode == "spring" else None
-        wr = None
-        if self.want_reactions:
-            # the reactions of the last step's dynamics (a and lambda belong to q_prev, v_prev),
-            # with the loop forces acting on the bodies
-            lam = sim.lam if self._loops_active and len(sim.lam) == self._active_rows else None
-            try:
-                wr = self.e.joint_reaction_wrenches(self.model, sim.q_prev, sim.v_prev, sim.a, sim.f_ext, lam)
-            except (ValueError, ArithmeticError, np.linalg.LinAlgError):
-                wr = None
-        loops = self._loop_snapshot()
         self._serial += 1
         teach = None
         if self.want_teaching or self.want_trace:
             teach = self._teaching.compute(self, self.want_trace and not self.running)
-        snap = Snapshot(self._serial, sim.t, sim.q.copy(), sim.v.copy(), sim.a.copy(), sim.tau.copy(),
-                        sim.prescribed.copy(), self.running, self.speed,
-                        self._rtf if self.running else float("nan"), self._behind and self.running,
-                        sim.steps, sim.dt, sim.integrator, ke, pe, dp, dt_, df,
-                        None if d is None else d.body, self._drag_mode, wr,
-                        gravity=tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3)),
-                        loop_projections=self._loop_projections(), teaching=teach, **loops)
+        snap = take_snapshot(self, self._serial, teach)
         with self._lock:
             self._snapshot = snap
 

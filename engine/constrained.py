@@ -345,15 +345,21 @@ def constraint_external_wrenches(model, q, v, lam, constraints=None):
     return fx
 
 
-def joint_reaction_wrenches(model, q, v, a, f_ext=None, lam=None, constraints=None):
-    """{joint name: reaction wrench} in the child body frame: the part of the transmitted wrench F_i
-    not along S_i, F_i - S_i (S_i^T S_i)^-1 S_i^T F_i, with the constraint forces lambda (if given)
-    acting as external wrenches."""
+def joint_transmitted_wrenches(model, q, v, a, f_ext=None, lam=None, constraints=None):
+    """{joint name: transmitted wrench F_i} in the child body frame (``joint_wrenches``), with the
+    constraint forces lambda (if given) acting on the bodies as external wrenches."""
     fx = dict(f_ext or {})
     if lam is not None and len(lam):
         for name, w in constraint_external_wrenches(model, q, v, lam, constraints).items():
             fx[name] = np.asarray(fx.get(name, np.zeros(6)), dtype=float) + w
-    F = joint_wrenches(model, q, v, a, fx or None)
+    return joint_wrenches(model, q, v, a, fx or None)
+
+
+def joint_reaction_wrenches(model, q, v, a, f_ext=None, lam=None, constraints=None):
+    """{joint name: reaction wrench} in the child body frame: the part of the transmitted wrench F_i
+    not along S_i, F_i - S_i (S_i^T S_i)^-1 S_i^T F_i, with the constraint forces lambda (if given)
+    acting as external wrenches."""
+    F = joint_transmitted_wrenches(model, q, v, a, f_ext, lam, constraints)
     out = {}
     ws = _work(model).rnea
     for j in model.joints:

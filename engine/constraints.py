@@ -88,10 +88,20 @@ class Kinematics:
 
 # ------------------------------------------------------------------------------- constraint kinds
 class Constraint:
-    """Base class. Subclasses set `rows` and implement `evaluate(kin) -> (f, A, bias)`."""
+    """Base class. Subclasses set `rows` and implement `evaluate(kin) -> (f, A, bias)`.
+
+    Self-description (for plots and CSV columns): ``multiplier_rows(model)`` gives (label, unit) of
+    each multiplier row; ``residual_unit`` the unit of |f(q)| of its position-level rows, which it
+    has when ``has_position_rows``."""
     kind = "constraint"
     rows = 0
     holonomic = True
+    has_position_rows = True     # rows at position level: a residual |f(q)| to measure
+    residual_unit = ""
+
+    def multiplier_rows(self, model=None):
+        """[(label, unit)] of the multipliers, row by row (generalized forces by default)."""
+        return [(f"row {k}", "") for k in range(self.rows)]
 
     def __init__(self, name):
         self.name = name
@@ -152,6 +162,16 @@ class PointConstraint(_TwoFrames):
     (k x 3 world directions, e.g. the two axes of a plane) only those components are constrained:
     the planar closure of a planar linkage uses the two in-plane directions."""
     kind = "point"
+    residual_unit = "m"
+
+    def multiplier_rows(self, model=None):
+        """A world force (N) along each constrained direction."""
+        out = []
+        for d in self.D:
+            k = int(np.argmax(np.abs(d)))
+            label = f"f{'xyz'[k]}" if abs(abs(d[k]) - 1.0) < 1e-12 else "f along (" + ", ".join(f"{x:.2g}" for x in d) + ")"
+            out.append((label, "N"))
+        return out
 
     def __init__(self, name, link_a, link_b=None, frame_a=None, frame_b=None, point_a=None, point_b=None,
                  directions=None):
@@ -183,6 +203,10 @@ class RevoluteConstraint(_TwoFrames):
     (3 position, 2 orientation: the components of b's x and y axes along a's z axis vanish)."""
     kind = "revolute"
     rows = 5
+    residual_unit = "m, rad"
+
+    def multiplier_rows(self, model=None):
+        return [("fx", "N"), ("fy", "N"), ("fz", "N"), ("m about b's x", "N·m"), ("m about b's y", "N·m")]
 
     def evaluate(self, kin):
         a, b = self.frames(kin)
@@ -216,6 +240,10 @@ class WeldConstraint(_TwoFrames):
     residual is the rotation vector from b to a in the world frame."""
     kind = "weld"
     rows = 6
+    residual_unit = "m, rad"
+
+    def multiplier_rows(self, model=None):
+        return [("fx", "N"), ("fy", "N"), ("fz", "N"), ("mx", "N·m"), ("my", "N·m"), ("mz", "N·m")]
 
     def evaluate(self, kin):
         a, b = self.frames(kin)
@@ -235,6 +263,10 @@ class DistanceConstraint(_TwoFrames):
     """The distance between the frame origins stays `length` (1 row): a massless rod with ball ends."""
     kind = "distance"
     rows = 1
+    residual_unit = "m"
+
+    def multiplier_rows(self, model=None):
+        return [("rod force (a from b)", "N")]
 
     def __init__(self, name, link_a, link_b=None, length=1.0, frame_a=None, frame_b=None, point_a=None,
                  point_b=None):
@@ -266,6 +298,14 @@ class GearConstraint(Constraint):
     """Joint coupling q_j = ratio * q_i + offset between two 1-dof joints (a gear or belt)."""
     kind = "gear"
     rows = 1
+    residual_unit = "rad"
+
+    def multiplier_rows(self, model=None):
+        """The coupling effort: N·m, or N when joint j slides."""
+        lin = False
+        if model is not None and self.joint_j in model.joint_names:
+            lin = model.joint(self.joint_j).kind == "prismatic"
+        return [("coupling effort", "N" if lin else "N·m")]
 
     def __init__(self, name, joint_i, joint_j, ratio=1.0, offset=0.0):
         super().__init__(name)
@@ -304,6 +344,7 @@ class PfaffianConstraint(Constraint):
     along dq in the tangent space."""
     kind = "pfaffian"
     holonomic = False
+    has_position_rows = False
 
     def __init__(self, name, rows, jacobian, bias=None):
         super().__init__(name)
@@ -336,6 +377,10 @@ class RollingContact(Constraint):
     kind = "rolling"
     rows = 3
     holonomic = False
+    residual_unit = "m"
+
+    def multiplier_rows(self, model=None):
+        return [("fx", "N"), ("fy", "N"), ("fz", "N")]
 
     def __init__(self, name, link, radius, axis=(0.0, 1.0, 0.0), center=(0.0, 0.0, 0.0), ground=0.0):
         super().__init__(name)

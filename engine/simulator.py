@@ -337,6 +337,18 @@ class Simulator:
     def mode(self, joint_name):
         return "acceleration" if self.prescribed[self.model.v_slice(joint_name)].all() else "torque"
 
+    def evaluate(self):
+        """Hybrid dynamics (constrained when loops are enabled) at the current (t, q, v) with the
+        current inputs, without stepping: sets ``a``, ``tau``, ``lam`` (and ``t_prev``, ``q_prev``,
+        ``v_prev`` to the current state they now belong to) as the next step would compute them.
+        For readouts after a reset, a new pose or a new input while paused. Ground contact and joint
+        limits (unilateral, solved within a step) are not included. Returns (a, tau)."""
+        a_cmd, tau_cmd = self._inputs()
+        a, tau, lam = self._accel(self.q, self.v, a_cmd, tau_cmd)
+        self.a, self.tau, self.lam = np.array(a, dtype=float), np.array(tau, dtype=float), np.array(lam, dtype=float)
+        self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
+        return self.a, self.tau
+
     def project(self):
         """Move the current state onto the enabled constraints (positions and velocities)."""
         self.q, self.v = project_constraints(self.model, self.q, self.v)

@@ -1,0 +1,69 @@
+"""Pacing of the simulation thread: sim time follows wall-clock time x speed.
+
+A batch of steps spends at most ~70% of a frame (``BUDGET``); when the physics can not keep up the
+simulation runs slower than asked, resynchronises instead of trying to catch up (never spirals),
+and says so (``behind`` and the measured real-time factor ``rtf``). Nothing here imports Qt.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+FRAME = 1.0 / 60.0
+BUDGET = 0.7 * FRAME      # longest batch of physics (s of wall time)
+RESYNC = 0.25             # resynchronise when more than this (wall s) behind: a short stall of the
+                          # machine is caught up (batches stay capped), a slow physics is not
+RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
+
+
+class Pacer:
+    """When to step and how long to wait, for one simulation thread."""
+
+    def __init__(self):
+        self.speed = 1.0
+        self.sync = None          # (wall time, sim time) the pacing counts from; None: from the next batch
+        self.rtf = float("nan")   # measured sim time / wall time
+        self.behind = False       # the physics can not keep up with the asked speed
+        self._batch_sync = None
+        self._hist = deque()
+
+    def resync(self, clear_rtf=False):
+        """Count from the next batch again (after a pause, a reset, a new speed or dt)."""
+        self.sync = None
+        self._hist.clear()
+        if clear_rtf:
+            self.rtf = float("nan")
+
+    def target(self, now, sim_t, dt):
+        """The sim time the next batch should reach (resynchronising when too far behind)."""
+        if self.sync is None:
+            self.sync = (now, sim_t)
+        wall0, sim0 = self._batch_sync = self.sync
+        target = sim0 + (now - wall0) * self.speed
+        if (target - sim_t) / self.speed > RESYNC:
+            # cannot keep up: start again from here; the simulation runs slower than asked
+            self.sync = (now, sim_t)
+            target = sim_t + dt
+            self.behind = True
+        return target
+
+    def finished(self, end, target, sim_t, dt, steps, hit_budget):
+        """After a batch ending at wall time ``end``: update behind and the real-time factor, and
+        return how long to wait before the next batch."""
+        if hit_budget:
+            self.behind = True
+        elif steps > 0 and (target - sim_t) / self.speed < 0.5 * RESYNC:
+            self.behind = False
+        self._measure(end, sim_t)
+        if hit_budget:
+            return FRAME - BUDGET
+        wall0, sim0 = self._batch_sync     # the pacing this batch started from
+        due = (sim_t + dt - (sim0 + (end - wall0) * self.speed)) / self.speed
+        return min(max(due, 0.004), FRAME / 2)
+
+    def _measure(self, now, sim_t):
+        h = self._hist
+        h.append((now, sim_t))
+        while len(h) > 2 and now - h[0][0] > RTF_WINDOW:
+            h.popleft()
+        if len(h) >= 2 and now - h[0][0] > 0.05:
+            self.rtf = (h[-1][1] - h[0][1]) / (now - h[0][0])
