@@ -45,7 +45,7 @@ def build_menus(win):
     action(win, fm, "&Export Recorded Data (CSV)…", win.plots._export_dialog, "Ctrl+E")
     fm.addSeparator()
     action(win, fm, "&Quit", win.close, "Ctrl+Q")
-    sm = mb.addMenu("&Simulation")
+    sm = win.sim_menu = mb.addMenu("&Simulation")
     win.act_run = action(win, sm, "Run / Pause", win.toggle_running, "Space", tip="run or pause the simulation")
     win.act_step = action(win, sm, "Single Step", win.single_step, "S", tip="advance one time step (while paused)")
     win.act_back = action(win, sm, "Step Back", lambda: win.step_back(0.1), "B",
@@ -59,7 +59,7 @@ def build_menus(win):
     action(win, sm, "Faster", lambda: win._speed_by(+1), "]")
     from .derivtools import add_actions
     add_actions(win, sm)          # Linearize here, LQR balance, Sensitivity
-    vm = mb.addMenu("&View")
+    vm = win.view_menu = mb.addMenu("&View")
     action(win, vm, "Reset View", win.view.reset_camera, "Ctrl+0")
     vm.addSeparator()
     win.toggles = {}

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .drag import DragSpring, pose_ik, ik_mask, point_jacobian
+from .drag import DragSpring, ik_mask, point_jacobian
+from .contactsim import ContactState
 from .inputs import Controller
 from .recorder import SampleLayout, SampleQueue
 from .teaching import TeachingProbe
@@ -110,18 +111,27 @@ class Snapshot:
     gravity: tuple = (0.0, 0.0, -9.81)      # the gravity vector in use (world)
     loop_projections: int = 0               # times the simulator projected a drifting loop back
     teaching: object = None                 # app.teaching.Teaching when the teaching views want it
+    contacts: tuple = ()                    # ((body, world point, world force on the body), ...) (app/contactsim.py)
+    limit_forces: np.ndarray | None = None  # joint limit torques / forces (nv)
+    on_limit: tuple = ()                    # joints sitting on a limit
+    ground: object = None                   # engine.Ground in use (None: no ground contact)
+    joint_limits: bool = False              # joint limits honoured
+    pins: tuple = ()                        # ((body, world point), ...) pinned for the pose drag
 
 
 class SimWorker:
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
-    def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim"):
+    def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim",
+                 ground=None, joint_limits=None):
         self.e = engine
         self.model = model.clone()          # only this thread uses it
         # its own constraint objects: switching one off here must not touch the GUI's model
         self.model.constraints = [copy.copy(c) for c in getattr(model, "constraints", [])]
         self.layout = SampleLayout(model)
-        self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
+        self.contact = ContactState(self.model, self.layout)     # contact and limit columns, pins
+        self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0, ground=ground,
+                                    joint_limits=joint_limits)
         self._gravity0 = tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3))
         self._projections_seen = self._loop_projections()
         self.controller = _EngineInputs(self.model, engine, self.sim)
@@ -401,6 +411,7 @@ class SimWorker:
         residual = self._residual_row if L.residual is not None else None
         ext_wrenches = self.e.constrained.constraint_external_wrenches if loops else None
         drag = self._drag if self._drag_mode == "spring" else None
+        fill_contact = self.contact.fill
         if drag is not None:
             drag.update_mobility(sim.q, sim.prescribed)
         try:
@@ -444,6 +455,7 @@ class SimWorker:
                 if residual is not None:
                     residual(row, q0)
                 row[L.rtf] = rtf
+                fill_contact(row, sim)
                 k += 1
         except e.SimulationDiverged as exc:
             self._fault(self._diverged_message(exc))
@@ -654,7 +666,7 @@ class SimWorker:
             return
         d.target = target
         if self._drag_mode == "pose" and not self.running:
-            q = pose_ik(self.e, self.model, self.sim.q, d.body, d.p_local, target, d.mask)
+            q = self.contact.pose(self.e, self.sim.q, d, target)     # pins kept (app/contactsim.py)
             self._set_pose(q)
 
     def _drag_end(self):
@@ -697,7 +709,8 @@ class SimWorker:
                         sim.steps, sim.dt, sim.integrator, ke, pe, dp, dt_, df,
                         None if d is None else d.body, self._drag_mode, wr,
                         gravity=tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3)),
-                        loop_projections=self._loop_projections(), teaching=teach, **loops)
+                        loop_projections=self._loop_projections(), teaching=teach, **loops,
+                        **self.contact.snapshot_fields(self.e, sim))
         with self._lock:
             self._snapshot = snap
 
