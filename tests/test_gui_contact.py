@@ -283,20 +283,23 @@ def test_pose_drag_starts_from_a_state_past_a_limit_without_snapping(qtbot, wind
     window.worker.set_state(np.array([0.9]))         # past the +0.5 limit
     wait_snapshot(qtbot, window, lambda s: abs(s.q[0] - 0.9) < 1e-12)
     assert "swing" in window.worker.snapshot().on_limit
-    window._last_serial = -1
-    settle(qtbot, window)
-    (px, py), pw = body_point_pixel(window, "link", (0.0, 0.0, -1.0))
-    # a small drag of the tip toward -x (back toward the limit)
-    x_dir = np.array(window.view.project(pw + np.array([-0.05, 0, 0]))) - np.array([px, py])
-    QTest.mousePress(window.view, LEFT, NOMOD, _pt((px, py)))
-    wait_snapshot(qtbot, window, lambda s: s.drag_mode == "pose")
-    for k in range(1, 6):
-        QTest.mouseMove(window.view, _pt((px + k / 5 * x_dir[0], py + k / 5 * x_dir[1])))
-        spin(qtbot, 0.05)
-    QTest.mouseRelease(window.view, LEFT, NOMOD, _pt((px + x_dir[0], py + x_dir[1])))
-    snap = wait_snapshot(qtbot, window, lambda s: s.drag_mode is None)
-    # 5 cm at a 1 m lever is about 0.05 rad: the joint moved a little from 0.9, not snapped to 0.5
-    assert 0.8 < snap.q[0] < 0.9 - 0.01, f"q = {snap.q[0]:.4f} after a 5 cm drag from 0.9 rad"
+    # q > 0 swings the tip toward -x: a drag toward -x asks for more (refused at q = 0.9, the state
+    # it started from), a drag toward +x brings it back toward the limit
+    for dx, check in ((-0.05, lambda q: abs(q - 0.9) < 1e-9),
+                      (+0.05, lambda q: 0.8 < q < 0.89)):
+        window._last_serial = -1
+        settle(qtbot, window)
+        (px, py), pw = body_point_pixel(window, "link", (0.0, 0.0, -1.0))
+        x_dir = np.array(window.view.project(pw + np.array([dx, 0, 0]))) - np.array([px, py])
+        QTest.mousePress(window.view, LEFT, NOMOD, _pt((px, py)))
+        wait_snapshot(qtbot, window, lambda s: s.drag_mode == "pose")
+        for k in range(1, 6):
+            QTest.mouseMove(window.view, _pt((px + k / 5 * x_dir[0], py + k / 5 * x_dir[1])))
+            spin(qtbot, 0.05)
+        QTest.mouseRelease(window.view, LEFT, NOMOD, _pt((px + x_dir[0], py + x_dir[1])))
+        snap = wait_snapshot(qtbot, window, lambda s: s.drag_mode is None)
+        # 5 cm at a 1 m lever is about 0.06 rad: never snapped to the limit 0.5
+        assert check(snap.q[0]), f"q = {snap.q[0]:.4f} after a drag of {dx:+.2f} m from 0.9 rad"
 
 
 def test_pinned_feet_stay_while_the_pelvis_is_posed(qtbot, window, engine_mod):
