@@ -97,6 +97,7 @@ class ContactChannels:
         layout.contact = self
         self._index = {b: k for k, b in enumerate(self.bodies)}
         self._nt = np.zeros((len(self.bodies), 2))
+        self._nt_cols = np.array([c for b in self.bodies for c in self.body_cols[b]], dtype=np.intp)
 
     def fill(self, row, sim):
         """Write this step's contact and limit columns of a sample row."""
@@ -116,10 +117,7 @@ class ContactChannels:
                 nt[k, 0] += fn
                 ft = f - fn * c.normal
                 nt[k, 1] += float(np.sqrt(ft @ ft))
-            for b, (c0, c1) in self.body_cols.items():
-                k = idx[b]
-                row[c0] = nt[k, 0]
-                row[c1] = nt[k, 1]
+            row[self._nt_cols] = nt.reshape(-1)
             row[self.total] = total
         else:
             row[self.contact_cols] = 0.0

@@ -27,9 +27,9 @@ from .inputs import JointInput
 from .menus import action
 from .scene import OVERLAY_GL, _arrow_segments, arrow_vectors
 
-CONTACT_COLOR = (1.0, 0.55, 0.0, 1.0)      # contact forces: orange (no other overlay is orange)
-POINT_COLOR = (0.75, 0.35, 0.0, 1.0)
-PIN_COLOR = (0.55, 0.2, 0.95, 1.0)          # pinned points: violet
+CONTACT_COLOR = (0.9, 0.0, 0.55, 1.0)      # contact forces: magenta (no other overlay, no shipped link)
+POINT_COLOR = (0.6, 0.0, 0.35, 1.0)
+PIN_COLOR = (0.45, 0.15, 1.0, 1.0)          # pinned points: violet
 DEFAULT_FRICTION = 0.8
 
 
@@ -97,7 +97,7 @@ class ContactUI(QtCore.QObject):
         vm.addSeparator()
         vm.addAction(self.act_ground)
         self.act_arrows = action(win, vm, "Contact Forces", self._arrows_toggled, checkable=True, checked=True,
-                                 tip="an arrow at every contact point: the force the ground applies (orange)")
+                                 tip="an arrow at every contact point: the force the ground applies (magenta)")
         self.act_arrows.setIconText("Contact")
         bar = win.findChild(QtWidgets.QToolBar, "view")
         if bar is not None:
