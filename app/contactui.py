@@ -111,6 +111,14 @@ class ContactUI(QtCore.QObject):
     def limits_on(self, model):
         return self._limits.get(model.name, bool(limited_joints(model)))
 
+    def choose(self, model_name, ground=None, limits=None):
+        """Set the switches for a model by name before it opens (as the menus remember them once
+        the user has used them); None leaves a switch to its default."""
+        if ground is not None:
+            self._ground[model_name] = bool(ground)
+        if limits is not None:
+            self._limits[model_name] = bool(limits)
+
     def _make_ground(self):
         return self.win.e.Ground(height=0.0, normal=(0.0, 0.0, 1.0), friction=self.friction)
 
