@@ -299,7 +299,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.held_joints = {}
         out = []
         if model.nbodies > 1 and model.joints and model.joints[0].kind == "free":
-            # no ground contact in the engine: an articulated floating base would fall out of view;
+            # without the ground an articulated floating base would fall out of view (with it on,
+            # app/contactui.py stands the robot on it: base free, joints held);
             # start with it held (acceleration prescribed, hold still), as models.json suggests
             root = model.joints[0].name
             self.joints.set_input(root, JointInput("acceleration", "hold"))
@@ -334,7 +335,7 @@ class MainWindow(QtWidgets.QMainWindow):
             label = f"{inp.mode} / {inp.kind}"
             if why == "floating base" and inp.mode == "torque":
                 self.status.showMessage(f"the floating base '{name}' is released ({label}): it falls "
-                                        f"(the engine has no ground contact; View > Camera Follows the "
+                                        f"(the ground is off: Simulation > Ground Contact; View > Camera Follows the "
                                         f"Robot keeps it in view)", 12000)
             elif why == "floating base" and inp.kind == "hold":
                 self.status.showMessage(f"the floating base '{name}' is held ({label})", 8000)

@@ -124,6 +124,7 @@ def show_help(win):
         "Left drag: orbit.  Middle drag (or Ctrl+left on empty space): pan.  Wheel: zoom.\n"
         "Ctrl+left drag on a body while running: pull it with a spring.\n"
         "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
-        "the joint sliders set positions directly while paused.\n\n"
+        "the joint sliders set positions directly while paused.\n"
+        "Shift+click a body (a foot): pin it, the pose drag keeps it where it is (again: unpin).\n\n"
         "Space: run/pause.  S: single step.  Ctrl+R: reset.  G: gravity on/off.  [ and ]: slower/faster.\n"
         "Ctrl+0: reset the view.  Ctrl+O: open a URDF or MJCF.  Ctrl+E: export the recorded data."))
