@@ -372,3 +372,41 @@ def test_ground_and_friction_switches_reach_the_simulation(qtbot, window):
     assert abs(snap.ground.friction - 0.35) < 1e-12
     # the View menu holds the same switch
     assert window.contact.act_ground in window.view_menu.actions()
+
+
+def test_contact_channels_split_each_body_force_along_and_across_the_ground_normal(engine_mod):
+    """The sample columns: per body the normal and tangential parts of the summed contact forces,
+    the total ground reaction, the limit torques; from sim.contacts and sim.limit_forces as given."""
+    from types import SimpleNamespace
+    from engine.contact import Contact
+    from app.recorder import SampleLayout
+    from app.contactsim import ContactChannels
+    from engine import catalog
+    model = catalog.load_model("humanoid")
+    layout = SampleLayout(model)
+    width0 = layout.width
+    ch = ContactChannels(model, layout)
+    assert layout.width == width0 + ch.width and len(layout.names) == layout.width == len(layout.units)
+    assert ch.bodies == ["l_foot", "r_foot"]
+    n = np.array([0.0, 0.6, 0.8])               # a slope's normal
+    t = np.array([0.0, 0.8, -0.6])              # across it
+    contacts = [Contact("l_foot", np.zeros(3), n, 10.0 * n + 3.0 * t, 0.0),
+                Contact("l_foot", np.ones(3), n, 5.0 * n + 1.0 * t, 0.0),
+                Contact("r_foot", np.zeros(3), n, 7.0 * n, 0.0)]
+    lf = np.arange(model.nv, dtype=float)
+    row = np.full(layout.width, np.nan)
+    ch.fill(row, SimpleNamespace(contacts=contacts, limit_forces=lf))
+    col = layout.column
+    assert row[col("contact:l_foot:normal")] == pytest.approx(15.0)
+    assert row[col("contact:l_foot:tangential")] == pytest.approx(4.0)
+    assert row[col("contact:r_foot:normal")] == pytest.approx(7.0)
+    assert row[col("contact:r_foot:tangential")] == pytest.approx(0.0, abs=1e-12)
+    total = sum(c.force for c in contacts)
+    assert np.allclose([row[col(f"contact:total:f{a}")] for a in "xyz"], total)
+    knee = model.joint("l_knee")
+    assert row[col("limit:l_knee")] == lf[knee.idx_v]
+    assert layout.units[col("limit:l_knee")] == "N·m"
+    assert not np.isnan(row[width0:]).any()
+    # no contact: zeros (not the last step's numbers)
+    ch.fill(row, SimpleNamespace(contacts=[], limit_forces=np.zeros(model.nv)))
+    assert np.all(row[width0:] == 0.0)
