@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph.opengl as gl
-from PyQt6 import QtCore, QtGui, QtWidgets
+from PyQt6 import QtCore, QtWidgets
 
 from .contactsim import floating, limited_joints
 from .inputs import JointInput

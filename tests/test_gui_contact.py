@@ -18,7 +18,7 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
 from test_gui_support import (engine_mod, window, wait_snapshot, spin, frame_pixels,  # noqa: F401
                               body_point_pixel, settle, install)
 
-from PyQt6 import QtCore, QtGui
+from PyQt6 import QtCore
 from PyQt6.QtTest import QTest
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
@@ -92,7 +92,7 @@ def _stands_on_the_floor(qtbot, win, name):
     win.contact.act_arrows.setChecked(False)
     win._last_serial = -1
     settle(qtbot, win)
-    mask, pix = _robot_mask(qtbot, win)
+    mask, _ = _robot_mask(qtbot, win)
     ys = np.nonzero(mask)[0]
     assert len(ys) > 2000, f"{name}: the robot covers only {len(ys)} pixels"
     # the robot's lowest pixels: what they show (picked along their view rays) lies on the floor
@@ -315,9 +315,9 @@ def test_pose_drag_starts_from_a_state_past_a_limit_without_snapping(qtbot, wind
 
 
 def test_pinned_feet_stay_while_the_pelvis_is_posed(qtbot, window, engine_mod):
-    w = _open(qtbot, window, "humanoid")
+    _open(qtbot, window, "humanoid")
     window.set_running(False)
-    snap = wait_snapshot(qtbot, window, lambda s: not s.running)
+    wait_snapshot(qtbot, window, lambda s: not s.running)
     window._last_serial = -1
     settle(qtbot, window)
     model = window.model
