@@ -1,8 +1,8 @@
 """Ground contact and joint limits in the window: the menu switches, the contact-force arrows, the
 pins of the pose drag, the joint rows marked while they sit on a limit.
 
-- Simulation > Ground Contact (also in View): on by default for floating-base robots, off for
-  fixed-base ones; Simulation > Ground Friction… sets the Coulomb coefficient; Simulation > Joint
+- Simulation > Ground Contact (also in View): on by default for articulated floating-base robots
+  with collision shapes, off for fixed-base ones and single free bodies; Simulation > Ground Friction… sets the Coulomb coefficient; Simulation > Joint
   Limits (on by default, remembered per model); Simulation > Unpin All.
 - View > Contact Forces: an arrow at every contact point, the force the ground applies to the
   body, drawn on the scale of the other force arrows (``Scene.force_scale``: the model's weight is
@@ -22,7 +22,7 @@ import numpy as np
 import pyqtgraph.opengl as gl
 from PyQt6 import QtCore, QtWidgets
 
-from .contactsim import floating, limited_joints
+from .contactsim import contact_bodies, floating, limited_joints
 from .inputs import JointInput
 from .menus import action
 from .scene import OVERLAY_GL, _arrow_segments, arrow_vectors
@@ -106,7 +106,11 @@ class ContactUI(QtCore.QObject):
 
     # ------------------------------------------------------------------ per model
     def ground_on(self, model):
-        return self._ground.get(model.name, floating(model))
+        """The ground switch for a model: the user's choice, else on for articulated floating-base
+        robots with collision shapes (a single free body, the spinning top or the rolling disk,
+        shows its motion in free space or on its own rolling constraint: off)."""
+        default = floating(model) and model.nbodies > 1 and bool(contact_bodies(model))
+        return self._ground.get(model.name, default)
 
     def limits_on(self, model):
         return self._limits.get(model.name, bool(limited_joints(model)))

@@ -245,6 +245,7 @@ def _limited_pendulum():
 
 def test_a_pendulum_pushed_to_its_limit_stops_there_and_its_row_is_marked(qtbot, window):
     model = _limited_pendulum()
+    window.resize(1280, 800)
     w = install(qtbot, window, model, running=True)
     assert window.contact.act_limits.isChecked() and not window.contact.act_ground.isChecked()
     snap = wait_snapshot(qtbot, window, lambda s: s.joint_limits and s.t > 0.1)
@@ -289,6 +290,7 @@ def test_a_pendulum_pushed_to_its_limit_stops_there_and_its_row_is_marked(qtbot,
 
 def test_pose_drag_starts_from_a_state_past_a_limit_without_snapping(qtbot, window):
     model = _limited_pendulum()
+    window.resize(1280, 800)
     install(qtbot, window, model, running=False)
     window.contact.act_limits.trigger()             # Simulation > Joint Limits: off
     wait_snapshot(qtbot, window, lambda s: not s.joint_limits)
@@ -410,3 +412,12 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
     # no contact: zeros (not the last step's numbers)
     ch.fill(row, SimpleNamespace(contacts=[], limit_forces=np.zeros(model.nv)))
     assert np.all(row[width0:] == 0.0)
+
+
+def test_the_ground_is_on_for_standing_robots_and_off_for_a_single_free_body(qtbot, window):
+    _open(qtbot, window, "spinning_top")
+    snap = wait_snapshot(qtbot, window, lambda s: s.t > 0.0)
+    assert snap.ground is None and not window.contact.act_ground.isChecked()
+    _open(qtbot, window, "quadruped")
+    snap = wait_snapshot(qtbot, window, lambda s: s.ground is not None and s.t > 0.05, timeout=60000)
+    assert window.contact.act_ground.isChecked() and snap.contacts
