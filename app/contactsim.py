@@ -97,10 +97,12 @@ class ContactChannels:
         layout.contact = self
         self._index = {b: k for k, b in enumerate(self.bodies)}
         self._nt = np.zeros((len(self.bodies), 2))
+        self.q_stepped = np.full(model.nq, np.nan)
         self._nt_cols = np.array([c for b in self.bodies for c in self.body_cols[b]], dtype=np.intp)
 
     def fill(self, row, sim):
         """Write this step's contact and limit columns of a sample row."""
+        self.q_stepped[:] = sim.q         # the state the contacts belong to (a pose edit makes them stale)
         contacts = sim.contacts
         if contacts:
             nt = self._nt
@@ -154,8 +156,11 @@ class ContactState:
         return True
 
     def snapshot_fields(self, engine, sim):
-        contacts = tuple((c.body, np.array(c.point), np.array(c.force)) for c in sim.contacts)
-        lf = np.array(sim.limit_forces)
+        """The Snapshot fields of contact. After a pose edit (drag, slider, reset) the last step's
+        contacts and limit forces belong to another state: none are shown until the next step."""
+        fresh = np.array_equal(sim.q, self.channels.q_stepped)
+        contacts = tuple((c.body, np.array(c.point), np.array(c.force)) for c in sim.contacts) if fresh else ()
+        lf = np.array(sim.limit_forces) if fresh else np.zeros(self.model.nv)
         pins = tuple((b, T[:3, :3] @ p + T[:3, 3]) for b, (p, T) in self.pins.items())
         return dict(contacts=contacts, limit_forces=lf, on_limit=self.channels.on_limit(sim.q, lf),
                     ground=sim.ground, joint_limits=bool(sim.joint_limits), pins=pins)

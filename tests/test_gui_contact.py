@@ -353,9 +353,15 @@ def test_pinned_feet_stay_while_the_pelvis_is_posed(qtbot, window, engine_mod):
         dp = np.linalg.norm(T[:3, 3] - T0[f][:3, 3])
         dR = np.linalg.norm(T[:3, :3] - T0[f][:3, :3])
         assert dp < 1e-3 and dR < 1e-3, f"pinned {f} moved {dp * 1e3:.3f} mm, rotated {dR:.2e}"
+    # the last step's contacts belong to the pose before the drag: none drawn until the next step
+    assert snap.contacts == () and not snap.limit_forces.any()
     window._last_serial = -1
     settle(qtbot, window)
+    assert window.contact.overlay.arrows == []
     _shot(window, "humanoid-posed-pinned")
+    window.single_step()
+    snap = wait_snapshot(qtbot, window, lambda s: len(s.contacts) > 0)
+    assert {b for b, _, _ in snap.contacts} <= set(feet)
     # Simulation > Unpin All, then the same drag moves the feet with the pelvis
     window.contact.act_unpin.trigger()
     wait_snapshot(qtbot, window, lambda s: not s.pins)
@@ -397,7 +403,7 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
                 Contact("r_foot", np.zeros(3), n, 7.0 * n, 0.0)]
     lf = np.arange(model.nv, dtype=float)
     row = np.full(layout.width, np.nan)
-    ch.fill(row, SimpleNamespace(contacts=contacts, limit_forces=lf))
+    ch.fill(row, SimpleNamespace(q=model.neutral(), contacts=contacts, limit_forces=lf))
     col = layout.column
     assert row[col("contact:l_foot:normal")] == pytest.approx(15.0)
     assert row[col("contact:l_foot:tangential")] == pytest.approx(4.0)
@@ -410,7 +416,7 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
     assert layout.units[col("limit:l_knee")] == "N·m"
     assert not np.isnan(row[width0:]).any()
     # no contact: zeros (not the last step's numbers)
-    ch.fill(row, SimpleNamespace(contacts=[], limit_forces=np.zeros(model.nv)))
+    ch.fill(row, SimpleNamespace(q=model.neutral(), contacts=[], limit_forces=np.zeros(model.nv)))
     assert np.all(row[width0:] == 0.0)
 
 
