@@ -33,6 +33,11 @@ def _simulate_parser():
     p.add_argument("--release-base", action="store_true",
                    help="let a floating base fall (the window, and by default this command, hold it: "
                    "acceleration prescribed, hold still)")
+    p.add_argument("--ground", action=argparse.BooleanOptionalAction, default=None,
+                   help="ground contact (friction 0.8); default as the window: on for floating-base robots "
+                        "with collision shapes, which then start standing with their joints held")
+    p.add_argument("--joint-limits", action=argparse.BooleanOptionalAction, default=None,
+                   help="honour the model's joint limits (default as the window: on when it has limits)")
     p.add_argument("--mode", action="append", default=[], metavar="JOINT=MODE[:LAW]",
                    help="a joint's input as the joint panel sets it: MODE torque or acceleration, with that "
                    "mode's default law (torque: zero, acceleration: hold) or LAW (torque: zero, constant, gravity, "

@@ -117,6 +117,7 @@ def pose_ik(engine, model, q, body_name, p_local, target, movable=None, iters=30
         if j.nq == j.nv and j.lower is not None:
             lo[j.idx_q:j.idx_q + j.nq] = j.lower
             hi[j.idx_q:j.idx_q + j.nq] = j.upper
+    lo, hi = np.minimum(lo, q), np.maximum(hi, q)     # a start past a limit is accepted, never snapped back
     lam2 = damping ** 2
     for _ in range(iters):
         p, Jp, _ = point_jacobian(engine, model, q, body_name, p_local)

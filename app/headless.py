@@ -67,7 +67,9 @@ class SimulationSetup:
     inputs: dict = field(default_factory=dict)      # joint name -> app.inputs.JointInput
     integrator: str = "rk4"
     dt: float = 1e-3
-    held: dict = field(default_factory=dict)        # joint name -> "floating base" | "massless"
+    held: dict = field(default_factory=dict)        # joint name -> "floating base" | "massless" | "standing"
+    ground: bool = False                            # ground contact (engine.Ground(), friction 0.8)
+    joint_limits: bool = False                      # the model's joint limits honoured
 
 
 def joint_scales(engine, model, q):
@@ -76,20 +78,33 @@ def joint_scales(engine, model, q):
     return {j.name: float(M[j.idx_v, j.idx_v]) for j in model.joints if j.nv}
 
 
-def window_start(engine, model, release_base=False):
-    """The window's start: initial state, and the joints it holds (``MainWindow._hold_at_start``):
-    an articulated floating base (unless ``release_base``) and joints that move only massless links."""
+def window_start(engine, model, release_base=False, ground=None, joint_limits=None):
+    """The window's start (``MainWindow._hold_at_start`` and ``ContactUI.adjust_start``): initial
+    state, ground and joint limits (``ground`` / ``joint_limits`` None: the window's defaults, the
+    ground on for articulated floating-base robots with collision shapes, limits on when the
+    model has some), and the joints it holds: joints that move only massless links; on the ground
+    every joint of a floating-base robot but the base (it stands); without the ground the floating
+    base itself (unless ``release_base``)."""
     from engine.catalog import initial_state
+    from .contactsim import default_ground, floating, limited_joints
     from .inputs import JointInput
     q0, v0 = initial_state(model)
     setup = SimulationSetup(model, np.array(q0, dtype=float), np.array(v0, dtype=float))
-    if model.nbodies > 1 and model.joints and model.joints[0].kind == "free" and not release_base:
-        root = model.joints[0].name
-        setup.inputs[root] = JointInput("acceleration", "hold")
-        setup.held[root] = "floating base"
+    setup.ground = default_ground(model) if ground is None else bool(ground)
+    setup.joint_limits = bool(limited_joints(model)) if joint_limits is None else bool(joint_limits)
     for name in tuple(getattr(model, "massless_joints", ()) or ()):
         setup.inputs[name] = JointInput("acceleration", "hold")
         setup.held[name] = "massless"
+    if floating(model) and model.nbodies > 1:
+        root = model.joints[0].name
+        if setup.ground:
+            for j in model.joints[1:]:
+                if j.nv and j.name not in setup.held:
+                    setup.inputs[j.name] = JointInput("acceleration", "hold")
+                    setup.held[j.name] = "standing"
+        elif not release_base:
+            setup.inputs[root] = JointInput("acceleration", "hold")
+            setup.held[root] = "floating base"
     return setup
 
 
@@ -265,7 +280,8 @@ def apply_lesson_to_simulation(lesson, engine, setup):
 def make_simulator(engine, setup):
     """(simulator, controller) of a setup: the window's input laws, evaluated in the compiled step."""
     from .simworker import EngineInputs
-    sim = engine.Simulator(setup.model, dt=setup.dt, integrator=setup.integrator, q=setup.q0, v=setup.v0)
+    sim = engine.Simulator(setup.model, dt=setup.dt, integrator=setup.integrator, q=setup.q0, v=setup.v0,
+                           ground=engine.Ground() if setup.ground else None, joint_limits=setup.joint_limits)
     controller = EngineInputs(setup.model, engine, sim)
     controller.recapture(sim.q)
     if setup.inputs:
@@ -297,6 +313,7 @@ def _run(args, out, err):
     from engine.catalog import load_model
     from .recorder import SampleLayout, SampleQueue
     from .samplerows import StepRows
+    from .contactsim import ContactState
     lesson = read_lesson(args.lesson) if getattr(args, "lesson", None) else None
     source = args.model or (lesson_model(lesson) if lesson is not None else None)
     if not source:
@@ -306,7 +323,8 @@ def _run(args, out, err):
     except (engine.ModelError, OSError, KeyError) as e:
         print(f"jointlab simulate: cannot load model: {e}", file=err)
         return 2
-    setup = window_start(engine, model, release_base=getattr(args, "release_base", False))
+    setup = window_start(engine, model, release_base=getattr(args, "release_base", False),
+                         ground=getattr(args, "ground", None), joint_limits=getattr(args, "joint_limits", None))
     if lesson is not None:
         apply_lesson_to_simulation(lesson, engine, setup)
     if args.q0:
@@ -323,6 +341,7 @@ def _run(args, out, err):
         raise UsageError(f"--wrench: no joint named '{wrench}'; joints: {', '.join(model.joint_names)}")
     sim, _ = make_simulator(engine, setup)
     layout = SampleLayout(model)
+    contact = ContactState(model, layout)          # the window's contact and limit columns
     queue = SampleQueue()
     rows = StepRows(engine, model, sim, layout, queue)
     n_steps = int(round(args.duration / setup.dt))
@@ -343,7 +362,7 @@ def _run(args, out, err):
                 if fh is None and wrench is None:
                     sim.step(n)         # no rows wanted: the simulator's own (compiled) loop
                 else:
-                    rows.steps_until(np.inf, np.inf, max_steps=n, watched=wrench, rtf=rtf)
+                    rows.steps_until(np.inf, np.inf, max_steps=n, watched=wrench, rtf=rtf, fill=contact.fill)
             except engine.SimulationDiverged as e:
                 print(f"\njointlab simulate: {e}", file=err)
                 status = 3
@@ -370,8 +389,14 @@ def _run(args, out, err):
         _progress(sim.steps / max(n_steps, 1), sim.t / max(wall, 1e-9), err)
         err.write("\n")
     rtf = sim.t / max(wall, 1e-9)
-    held = [f"{n} ({why}) held" for n, why in setup.held.items()
-            if n in setup.inputs and setup.inputs[n].mode == "acceleration"]
+    whys = {}
+    for n, why in setup.held.items():
+        if n in setup.inputs and setup.inputs[n].mode == "acceleration":
+            whys.setdefault(why, []).append(n)
+    held = [f"{', '.join(ns)} ({why}) held" if len(ns) <= 3 else f"{len(ns)} joints ({why}) held"
+            for why, ns in whys.items()]
+    if setup.ground:
+        held.insert(0, "on the ground")
     print(f"simulated {sim.t:.4g} s of '{model.name}' ({model.nv} dof, {setup.integrator}, dt {setup.dt:g}"
           f"{'; ' + ', '.join(held) if held else ''}) in {wall:.3g} s wall: real-time factor {rtf:.2f}", file=out)
     if args.csv:

@@ -300,6 +300,15 @@ class JointRow(QtCore.QObject):
         if emit:
             self.changed.emit(self.joint.name, inp)
 
+    def set_on_limit(self, on):
+        """Mark the joint's name while it sits on a limit (app/contactui.py calls it)."""
+        self.on_limit = bool(on)
+        css = "background: #ffb347; border-radius: 3px;" if on else ""
+        if self.name_label.styleSheet() != css:
+            self.name_label.setStyleSheet(css)
+            self.name_label.setToolTip(f"{self.joint.kind} joint, {self.joint.nv} coordinate(s)"
+                                       + (": on its limit" if on else ""))
+
     # ------------------------------------------------------------------ pose and readout
     def _slid(self, k):
         if self._setting_slider:

@@ -17,6 +17,7 @@ import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
 from .constraintpanel import ConstraintPanel
+from .contactui import ContactUI
 from .gallery import Gallery, shipped_entries
 from .menus import SPEEDS, STEPS, build_menus, action, rtf_text
 from .inputs import JointInput
@@ -64,6 +65,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_docks()
         build_menus(self)
         self.teach = TeachingUI(self)          # Inspector, Step-through, Equation view (app/teachui.py)
+        self.contact = ContactUI(self)         # ground, joint limits, contact arrows, pins (app/contactui.py)
         self.view.bodyClicked.connect(self.teach.select_body)
         self.modelLoaded.connect(self._install)
         self.modelFailed.connect(self._load_failed)
@@ -300,7 +302,7 @@ class MainWindow(QtWidgets.QMainWindow):
         dt = STEPS[self.dt_box.currentIndex()]
         try:
             worker = SimWorker(self.e, model, dt=dt, integrator=self.integrator_box.currentText(),
-                               q0=q0, v0=v0, running=True)
+                               q0=q0, v0=v0, running=True, **self.contact.sim_options(model))
             parts = Scene.mesh_parts(model) if parts is None else parts
             scales = self._scales(model, worker.sim.q) if scales is None else scales
         except Exception as exc:
@@ -318,10 +320,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.scene.set_model(model, q0, parts)
         self.view.reset_camera()
         self.joints.set_model(model, scales)
+        self.contact.set_model(model, worker)
         self._loop_notice = None
         if not self.act_gravity.isChecked():
             self.worker.set_gravity(False)
-        held = self._hold_at_start(model)
+        held = self.contact.adjust_start(model, self._hold_at_start(model))
         defaults = [f"q:{j.name}" for j in model.joints if j.nq == 1][:2] + ["energy:total"]
         self.plots.set_model(model, self.worker.layout, defaults)
         self.loops.set_model(model, self.worker.layout)
@@ -358,7 +361,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.held_joints = {}
         out = []
         if model.nbodies > 1 and model.joints and model.joints[0].kind == "free":
-            # no ground contact in the engine: an articulated floating base would fall out of view;
+            # without the ground an articulated floating base would fall out of view (with it on,
+            # app/contactui.py stands the robot on it: base free, joints held);
             # start with it held (acceleration prescribed, hold still), as models.json suggests
             root = model.joints[0].name
             self.joints.set_input(root, JointInput("acceleration", "hold"))
@@ -393,7 +397,7 @@ class MainWindow(QtWidgets.QMainWindow):
             label = f"{inp.mode} / {inp.kind}"
             if why == "floating base" and inp.mode == "torque":
                 self.status.showMessage(f"the floating base '{name}' is released ({label}): it falls "
-                                        f"(the engine has no ground contact; View > Camera Follows the "
+                                        f"(the ground is off: Simulation > Ground Contact; View > Camera Follows the "
                                         f"Robot keeps it in view)", 12000)
             elif why == "floating base" and inp.kind == "hold":
                 self.status.showMessage(f"the floating base '{name}' is held ({label})", 8000)
@@ -536,6 +540,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if snap.serial != self._last_serial:
             self._last_serial = snap.serial
             self.scene.update(snap, snap.wrenches)
+            self.contact.draw(snap)
             if self.act_follow.isChecked():
                 self.view.follow(self.scene.body_poses[1][:3, 3] if len(self.scene.body_poses) > 1 else None)
             self._labels(snap)
@@ -544,6 +549,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if now - self._panel_time > PANEL_PERIOD:
             self._panel_time = now
             self.joints.show_state(snap, snap.running)
+            self.contact.show_state(snap)
             if self.loops.has_constraints():
                 self.loops.show_state(snap)
         if now - self._plot_time > PLOT_PERIOD:

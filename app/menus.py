@@ -52,7 +52,7 @@ def build_menus(win):
     action(win, fm, "&Export Recorded Data (CSV)…", win.plots._export_dialog, "Ctrl+E")
     fm.addSeparator()
     action(win, fm, "&Quit", win.close, "Ctrl+Q")
-    sm = mb.addMenu("&Simulation")
+    sm = win.sim_menu = mb.addMenu("&Simulation")
     win.act_run = action(win, sm, "Run / Pause", win.toggle_running, "Space", tip="run or pause the simulation")
     win.act_step = action(win, sm, "Single Step", win.single_step, "S", tip="advance one time step (while paused)")
     win.act_step.setIconText("Step")
@@ -67,7 +67,7 @@ def build_menus(win):
     action(win, sm, "Faster", lambda: win._speed_by(+1), "]")
     from .derivtools import add_actions
     add_actions(win, sm)          # Linearize here, LQR balance, Sensitivity
-    vm = mb.addMenu("&View")
+    vm = win.view_menu = mb.addMenu("&View")
     action(win, vm, "Reset View", win.view.reset_camera, "Ctrl+0")
     vm.addSeparator()
     win.toggles = {}
@@ -133,6 +133,7 @@ def show_help(win):
         "Left drag: orbit.  Middle drag (or Ctrl+left on empty space): pan.  Wheel: zoom.\n"
         "Ctrl+left drag on a body while running: pull it with a spring.\n"
         "Left drag on a body while paused: pose the robot (inverse kinematics);\n"
-        "the joint sliders set positions directly while paused.\n\n"
+        "the joint sliders set positions directly while paused.\n"
+        "Shift+click a body (a foot): pin it, the pose drag keeps it where it is (again: unpin).\n\n"
         "Space: run/pause.  S: single step.  Ctrl+R: reset.  G: gravity on/off.  [ and ]: slower/faster.\n"
         "Ctrl+0: reset the view.  Ctrl+O: open a URDF or MJCF.  Ctrl+E: export the recorded data."))

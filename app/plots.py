@@ -161,6 +161,11 @@ class PlotPanel(QtWidgets.QWidget):
             leaf(res, f"enabled constraints (drift) [{layout.units[layout.residual]}]", layout.residual)
             for name, c in layout.residual_columns.items():
                 leaf(res, f"{name} [{layout.units[c]}]", c)
+        for title, tip, items in getattr(layout, "extra_groups", ()):     # contact, limits (app/contactsim.py)
+            group = QtWidgets.QTreeWidgetItem(self.tree, [title])
+            group.setToolTip(0, tip)
+            for text, c in items:
+                leaf(group, text, c)
         leaf(self.tree, "real-time factor", layout.rtf)
         joints.setExpanded(True)
         en.setExpanded(True)

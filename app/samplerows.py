@@ -74,10 +74,11 @@ class StepRows:
             row[col] = r
 
     # ------------------------------------------------------------------ the stepping loop
-    def steps_until(self, target, deadline, max_steps=None, drag=None, watched=None, rtf=float("nan")):
+    def steps_until(self, target, deadline, max_steps=None, drag=None, watched=None, rtf=float("nan"), fill=None):
         """Step until sim time reaches ``target`` or wall time passes ``deadline`` (or ``max_steps``
         steps). Each step: the drag spring's wrench, one step, one sample row. Returns (steps
-        taken, whether the time budget ended the batch). An error of the simulator propagates after
+        taken, whether the time budget ended the batch). ``fill(row, sim)``: more columns of a
+        row (the contact and limit columns of app/contactsim.py). An error of the simulator propagates after
         the rows of the steps already taken are handed on."""
         sim, L, e, model = self.sim, self.layout, self.e, self.model
         block = self._block
@@ -128,6 +129,8 @@ class StepRows:
                 if residual is not None:
                     residual(row, q0)
                 row[L.rtf] = rtf
+                if fill is not None:
+                    fill(row, sim)
                 k += 1
         finally:
             if k:

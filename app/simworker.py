@@ -36,7 +36,8 @@ from collections import deque
 
 import numpy as np
 
-from .drag import DragSpring, pose_ik, ik_mask, point_jacobian
+from .drag import DragSpring, ik_mask, point_jacobian
+from .contactsim import ContactState
 from .inputs import Controller
 from .pacing import FRAME, BUDGET, RESYNC, RTF_WINDOW, Pacer  # noqa: F401  (re-exported)
 from .recorder import SampleLayout, SampleQueue
@@ -74,13 +75,16 @@ _EngineInputs = EngineInputs     # its former name
 class SimWorker:
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
-    def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim"):
+    def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim",
+                 ground=None, joint_limits=None):
         self.e = engine
         self.model = model.clone()          # only this thread uses it
         # its own constraint objects: switching one off here must not touch the GUI's model
         self.model.constraints = [copy.copy(c) for c in getattr(model, "constraints", [])]
         self.layout = SampleLayout(model)
-        self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0)
+        self.contact = ContactState(self.model, self.layout)     # contact and limit columns, pins
+        self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0, ground=ground,
+                                    joint_limits=joint_limits)
         self._gravity0 = tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3))
         self._projections_seen = self.loop_projections()
         self.controller = EngineInputs(self.model, engine, self.sim)
@@ -354,7 +358,7 @@ class SimWorker:
         steps0 = sim.steps
         try:
             k, hit = self.rows.steps_until(target, deadline, max_steps, drag=drag, watched=self.watched_joint,
-                                           rtf=self.pacer.rtf)
+                                           rtf=self.pacer.rtf, fill=self.contact.fill)
         except self.e.SimulationDiverged as exc:
             self._fault(self._diverged_message(exc))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
@@ -479,7 +483,7 @@ class SimWorker:
             return
         d.target = target
         if self._drag_mode == "pose" and not self.running:
-            q = pose_ik(self.e, self.model, self.sim.q, d.body, d.p_local, target, d.mask)
+            q = self.contact.pose(self.e, self.sim.q, d, target)     # pins kept (app/contactsim.py)
             self._set_pose(q)
 
     def _drag_end(self):

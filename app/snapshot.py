@@ -57,6 +57,12 @@ class Snapshot:
     gravity: tuple = (0.0, 0.0, -9.81)      # the gravity vector in use (world)
     loop_projections: int = 0               # times the simulator projected a drifting loop back
     teaching: object = None                 # app.teaching.Teaching when the teaching views want it
+    contacts: tuple = ()                    # ((body, world point, world force on the body), ...) (app/contactsim.py)
+    limit_forces: np.ndarray | None = None  # joint limit torques / forces (nv)
+    on_limit: tuple = ()                    # joints sitting on a limit
+    ground: object = None                   # engine.Ground in use (None: no ground contact)
+    joint_limits: bool = False              # joint limits honoured
+    pins: tuple = ()                        # ((body, world point), ...) pinned for the pose drag
 
 
 def take_snapshot(worker, serial, teaching=None):
@@ -75,7 +81,8 @@ def take_snapshot(worker, serial, teaching=None):
                     wrenches=_reactions(worker) if worker.want_reactions else None,
                     gravity=tuple(float(x) for x in np.asarray(worker.model.gravity, dtype=float).reshape(3)),
                     loop_projections=worker.loop_projections(), teaching=teaching,
-                    **_drag_fields(worker), **_loop_fields(worker))
+                    **_drag_fields(worker), **_loop_fields(worker),
+                    **worker.contact.snapshot_fields(worker.e, sim))
 
 
 def _drag_fields(worker):

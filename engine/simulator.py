@@ -341,11 +341,30 @@ class Simulator:
         """Hybrid dynamics (constrained when loops are enabled) at the current (t, q, v) with the
         current inputs, without stepping: sets ``a``, ``tau``, ``lam`` (and ``t_prev``, ``q_prev``,
         ``v_prev`` to the current state they now belong to) as the next step would compute them.
-        For readouts after a reset, a new pose or a new input while paused. Ground contact and joint
-        limits (unilateral, solved within a step) are not included. Returns (a, tau)."""
+        For readouts after a reset, a new pose or a new input while paused. With the ground or joint
+        limits on, the contact and limit forces are found within a step (a velocity-level solve), so
+        the step is taken on trial and the state put back: ``a``, ``tau``, ``lam``, ``contacts`` and
+        ``limit_forces`` are then those of the next step. Returns (a, tau)."""
+        if self._unilateral() is not None:
+            return self._evaluate_by_trial_step()
         a_cmd, tau_cmd = self._inputs()
         a, tau, lam = self._accel(self.q, self.v, a_cmd, tau_cmd)
         self.a, self.tau, self.lam = np.array(a, dtype=float), np.array(tau, dtype=float), np.array(lam, dtype=float)
+        self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
+        return self.a, self.tau
+
+    def _evaluate_by_trial_step(self):
+        saved = {k: (x, x.copy() if isinstance(x, np.ndarray) else None) for k, x in vars(self).items()}
+        try:
+            self.step(1)
+            out = (self.a.copy(), self.tau.copy(), np.array(self.lam, dtype=float), list(self.contacts),
+                   np.array(self.limit_forces, dtype=float))
+        finally:
+            for k, (x, data) in saved.items():       # every array put back in place (others may hold it)
+                if data is not None and x.flags.writeable:
+                    x[...] = data
+                vars(self)[k] = x
+        self.a, self.tau, self.lam, self.contacts, self.limit_forces = out
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
         return self.a, self.tau
 

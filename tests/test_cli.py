@@ -112,11 +112,30 @@ def _base_z(names, data, col):
     return data[:, col["q:root_joint[2]"]]
 
 
+def test_on_the_ground_by_default_the_robot_stands_as_in_the_window(tmp_path):
+    """As the window: a floating-base robot with collision shapes starts on the ground, base free,
+    its joints held; it stands (base height within 5 mm), the ground carries its weight, and the
+    CSV has the window's contact columns."""
+    model = load_model("quadruped")
+    q0, _ = initial_state(model)
+    r, (names, data, col) = simulate_csv(tmp_path, "quadruped", "--duration", "0.5", name="stand.csv")
+    assert "on the ground" in r.stdout and "standing" in r.stdout
+    np.testing.assert_array_equal(data[0, 1:1 + model.nq], q0)
+    z = data[:, col["q:root_joint[2]"]]
+    assert np.abs(z - z[0]).max() < 5e-3
+    assert data[-1, col["contact:total:fz"]] == pytest.approx(model.mass * 9.81, rel=0.05)
+    from app.headless import window_start
+    setup = window_start(engine, model)
+    assert setup.ground and "root_joint" not in setup.inputs
+    assert all(setup.inputs[j.name].kind == "hold" for j in model.joints[1:])
+
+
 def test_floating_base_is_held_as_in_the_window_and_released_on_request(tmp_path):
+    """Without the ground (--no-ground) the window holds the floating base; --release-base frees it."""
     model = load_model("quadruped")
     assert model.joints[0].kind == "free" and model.joints[0].name == "root_joint"
     q0, _ = initial_state(model)
-    r, (names, held, col) = simulate_csv(tmp_path, "quadruped", "--duration", "0.5", name="held.csv")
+    r, (names, held, col) = simulate_csv(tmp_path, "quadruped", "--duration", "0.5", "--no-ground", name="held.csv")
     assert "held" in r.stdout
     np.testing.assert_array_equal(held[0, 1:1 + model.nq], q0)            # the window's initial state
     base_q = cols(col, "q:root_joint")
@@ -124,7 +143,7 @@ def test_floating_base_is_held_as_in_the_window_and_released_on_request(tmp_path
     base_tau = cols(col, "tau:root_joint")
     assert np.abs(held[:, base_tau]).max() > 0.5 * model.mass * 9.81      # and is held up by a wrench
     r, (names, free, col) = simulate_csv(tmp_path, "quadruped", "--duration", "0.5", "--release-base",
-                                         name="free.csv")
+                                         "--no-ground", name="free.csv")
     np.testing.assert_array_equal(free[0, 1:1 + model.nq], q0)
     np.testing.assert_array_equal(free[:, base_tau], 0.0)                 # passive
     t = free[-1, 0]
@@ -132,9 +151,9 @@ def test_floating_base_is_held_as_in_the_window_and_released_on_request(tmp_path
     assert drop == pytest.approx(0.5 * 9.81 * t * t, rel=1e-6)          # free fall of the whole robot
     # the window holds it the same way (its start is the same function of the model)
     from app.headless import window_start
-    setup = window_start(engine, model)
+    setup = window_start(engine, model, ground=False)
     assert setup.inputs["root_joint"].mode == "acceleration" and setup.inputs["root_joint"].kind == "hold"
-    assert not window_start(engine, model, release_base=True).inputs
+    assert not window_start(engine, model, release_base=True, ground=False).inputs
 
 
 def test_mode_option_sets_joint_modes(tmp_path):
@@ -158,7 +177,7 @@ def test_mode_option_sets_joint_modes(tmp_path):
                                          "--mode", "joint1=acceleration:sine", name="c.csv")
     assert np.ptp(sine[:, col["q:joint1"]]) > 0.01 and np.abs(sine[:, col["tau:joint1"]]).max() > 0
     _, (names, rel, col) = simulate_csv(tmp_path, "quadruped", "--duration", "0.2", "--mode", "root_joint=torque",
-                                        name="d.csv")
+                                        "--no-ground", name="d.csv")
     assert rel[0, col["q:root_joint[2]"]] - rel[-1, col["q:root_joint[2]"]] > 0.1
 
 

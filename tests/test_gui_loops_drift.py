@@ -27,6 +27,7 @@ NOMOD = QtCore.Qt.KeyboardModifier.NoModifier
 def drive_slider_crank(qtbot, win):
     """Open the slider-crank paused at t = 0, dt = 0.1 ms (tool bar box, keys), 5 N m on the crank
     (joint panel: law "constant", value typed)."""
+    win.contact.choose("slider_crank", limits=False)    # the slider runs through its stroke limits here
     win.open_model("slider_crank")
     qtbot.waitUntil(lambda: win.model is not None and win.model.name == "slider_crank", timeout=30000)
     win.set_running(False)

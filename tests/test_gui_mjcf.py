@@ -47,6 +47,7 @@ def test_gymnasium_humanoid_opens_from_the_gallery_and_runs(qtbot, window, tmp_p
                if gallery.list.item(i).data(QtCore.Qt.ItemDataRole.UserRole) is None]
     assert any("Gymnasium" in h for h in headers), headers
     it = _gallery_item(gallery, "gym:humanoid")
+    window.contact.choose("humanoid", ground=False)     # without the ground the app holds a floating base
     # a real click on the entry, then on "Open selected model"
     gallery.list.scrollToItem(it)
     qtbot.waitUntil(lambda: gallery.list.visualItemRect(it).isValid(), timeout=5000)

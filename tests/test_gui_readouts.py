@@ -116,7 +116,7 @@ def test_readouts_after_reset_step_back_pose_and_mode_change(qtbot, window, engi
 
 
 @pytest.mark.parametrize("name, extra", [("quadruped", ()), ("double_pendulum", ("--mode", "joint2=acceleration"))])
-def test_the_command_line_starts_as_the_window(qtbot, window, tmp_path, name, extra):
+def test_the_command_line_starts_as_the_window(qtbot, window, engine_mod, tmp_path, name, extra):
     """`jointlab simulate MODEL` and the window opening MODEL start from the same state with the same
     joint modes: the window's readouts at t = 0 (after Reset, paused) are the CLI's first row."""
     import subprocess
@@ -146,7 +146,11 @@ def test_the_command_line_starts_as_the_window(qtbot, window, tmp_path, name, ex
     np.testing.assert_array_equal(row[L.dq], snap.v)
     np.testing.assert_allclose(row[L.ddq], snap.a, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(row[L.tau], snap.tau, rtol=1e-9, atol=1e-9)
-    held = {n for n, why in window.held_joints.items() if why == "floating base"}
-    assert held == ({"root_joint"} if name == "quadruped" else set())
-    if held:
-        assert np.abs(snap.tau).max() > 1.0 and np.all(snap.prescribed[:6])
+    # the same joints held for the same reasons (the quadruped stands on the ground: its legs held)
+    from app.headless import window_start
+    assert window.held_joints == window_start(engine_mod, window.model).held
+    if name == "quadruped":
+        assert set(window.held_joints.values()) == {"standing"} and "root_joint" not in window.held_joints
+        assert snap.ground is not None
+        assert np.abs(snap.tau[6:]).max() > 1.0 and np.all(snap.prescribed[6:]) and not snap.prescribed[:6].any()
+        assert np.abs(snap.a[:6]).max() < 1e-6          # standing: the ground holds the base

@@ -113,6 +113,7 @@ def test_gravity_switch_keeps_the_spinning_top_in_place_and_back_on_it_falls(qtb
 
 
 def test_the_status_bar_says_when_the_floating_base_is_released(qtbot, window):
+    window.contact.choose("quadruped", ground=False)    # without the ground the app holds a floating base
     open_model(qtbot, window, "quadruped", running=True)
     root = window.model.joints[0].name
     assert f"the floating base '{root}' is held" in window.status.currentMessage()
