@@ -43,9 +43,12 @@ def decimate(t, y, max_points=MAX_POINTS):
 
 _DASH = {"solid": QtCore.Qt.PenStyle.SolidLine, "dash": QtCore.Qt.PenStyle.DashLine,
          "dot": QtCore.Qt.PenStyle.DotLine, "dashdot": QtCore.Qt.PenStyle.DashDotLine}
-LEGEND_WIDTH = 150   # px: the legend column beside the rows
+LEGEND_WIDTH = 160   # px: the legend column beside the rows
+ROW_MIN = 50         # px: a row is never shorter (the rows scroll when the panel is shorter)
+ENTRY_H = 16         # px: one legend entry (a row is tall enough for its legend)
+BOTTOM_AXIS_H = 40   # px: the time axis with its label
 AXIS_WIDTH = 58      # px: every row's left axis, so the rows line up
-PEN_WIDTH = 1.5
+PEN_WIDTH = 2
 ANGLE_RANGE = (-1.08 * np.pi, 1.08 * np.pi)    # a row of wrapped angles: (-pi, pi] and a margin
 
 
@@ -67,7 +70,8 @@ class PlotPanel(QtWidgets.QWidget):
     """Channel chooser + plot rows + controls. ``append`` takes the blocks drained from the
     simulation thread; ``refresh`` (on the GUI's timer) redraws. The chosen channels are drawn
     in one row per unit (rad, rad/s, N·m, J, ...), the rows stacked on one linked time axis
-    (ticks under the bottom row only), each row's legend beside it."""
+    (ticks under the bottom row only), each row's legend beside it; a row is never squeezed
+    below a readable height (the rows scroll instead)."""
 
     wrenchJointChanged = QtCore.pyqtSignal(object)   # joint name or None
     message = QtCore.pyqtSignal(str)
@@ -161,7 +165,12 @@ class PlotPanel(QtWidgets.QWidget):
         self._xrange = None
         self.t_end = None
         self.log_y = False
-        right.addWidget(self.glw, 1)
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.glw)
+        right.addWidget(self.scroll, 1)
         lay.addLayout(right, 1)
 
     # ------------------------------------------------------------------ model
@@ -335,22 +344,15 @@ class PlotPanel(QtWidgets.QWidget):
                 self.curves[c] = item
             row.plot, row.legend, row.holder = plot, legend, holder
             self.rows[key] = row
-        for r in range(len(keys)):
+        heights = []
+        for r, row in enumerate(self.rows.values()):
+            h = max(ROW_MIN, ENTRY_H * len(row.cols) + 10)
+            row.plot.setMinimumHeight(h + (BOTTOM_AXIS_H if r == len(keys) - 1 else 0))
+            row.holder.setMinimumHeight(h)
             ci.layout.setRowStretchFactor(r, 1)
-        self._fit_legends()
-
-    def _fit_legends(self):
-        """Legends with more entries than their row is tall go to more columns."""
-        for row in self.rows.values():
-            h = row.plot.vb.height() or 60.0
-            per_col = max(1, int(h // 16))
-            ncol = max(1, int(np.ceil(len(row.cols) / per_col)))
-            if ncol != row.legend.columnCount:
-                row.legend.setColumnCount(ncol)
-
-    def resizeEvent(self, ev):
-        super().resizeEvent(ev)
-        QtCore.QTimer.singleShot(0, self._fit_legends)
+            heights.append(h)
+        # taller than the panel: the rows scroll (each stays readable)
+        self.glw.setMinimumHeight(int(sum(heights) + BOTTOM_AXIS_H + 10 + 2 * len(heights)) if heights else 0)
 
     def row_of(self, name):
         """The row key (unit) a shown channel is drawn in."""
@@ -512,9 +514,14 @@ class PlotPanel(QtWidgets.QWidget):
         if not (np.isfinite(lo) and np.isfinite(hi)):
             return
         span = hi - lo
-        if span <= 1e-12 * max(1.0, abs(lo), abs(hi)):    # flat (a zero torque): a unit-sized range
-            span = max(1.0, abs(hi))
+        scale = max(abs(lo), abs(hi))
+        if span <= 1e-9 * max(1.0, scale):    # flat (a zero torque): a unit-sized range
+            span = max(1.0, scale)
             lo, hi = lo - 0.4 * span, hi + 0.4 * span
+        elif span < 1e-3 * scale:             # rounding-level wiggles of a large value (a conserved
+            mid = 0.5 * (lo + hi)             # energy) are not blown up to the full row
+            span = 1e-3 * scale
+            lo, hi = mid - 0.5 * span, mid + 0.5 * span
         cur = row.yrange
         if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= (cur[1] - cur[0]) / 3.0:
             return
@@ -568,6 +575,9 @@ class PlotPanel(QtWidgets.QWidget):
         gen.setFileName(str(path))
         gen.setSize(QtCore.QSize(w, h))
         gen.setViewBox(QtCore.QRectF(0, 0, w, h))
+        # the screen's resolution: the axes replay their cached pictures unscaled (a different one
+        # shrinks the tick labels), and the drawing opens at its on-screen size
+        gen.setResolution(self.glw.logicalDpiX())
         gen.setTitle("JointLab plot")
         gen.setDescription(", ".join(self.channels()))
         painter = QtGui.QPainter()

@@ -276,6 +276,23 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
     texts = "".join(e.text or "" for e in root.iter() if e.tag.rsplit("}", 1)[-1] == "text")
     for label in ("rad", "rad/s", "N·m", "J", "q joint1", "total energy"):
         assert label in texts, label
+    # the drawing is the picture: rendered at the PNG's size, it matches the PNG (axes, ticks and
+    # curves in the same places; a mis-scaled axis or a lost row fails this)
+    from PyQt6.QtSvg import QSvgRenderer
+    ren = QSvgRenderer(str(svg))
+    assert ren.isValid()
+    drawn = QtGui.QImage(img.width(), img.height(), QtGui.QImage.Format.Format_RGBA8888)
+    drawn.fill(QtGui.QColor("white"))
+    p = QtGui.QPainter(drawn)
+    ren.render(p, QtCore.QRectF(0, 0, img.width(), img.height()))
+    p.end()
+    a = qimage_array(drawn)[..., :3].astype(float).mean(axis=2)
+    b = px.astype(float).mean(axis=2)
+    k = 8           # compare 8 x 8 blocks: antialiasing and font hinting differ pixel by pixel
+    hh, ww = (a.shape[0] // k) * k, (a.shape[1] // k) * k
+    blocks = lambda x: x[:hh, :ww].reshape(hh // k, k, ww // k, k).mean(axis=(1, 3))
+    diff = np.abs(blocks(a) - blocks(b))
+    assert diff.mean() < 4 and np.percentile(diff, 99) < 40, (diff.mean(), np.percentile(diff, 99))
 
     # look at it at two sizes (kept when JOINTLAB_SHOT_DIR is set)
     for size in ((1280, 800), (1840, 1020)):
@@ -283,7 +300,7 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
         img = QtGui.QImage(str(path))
         assert (img.width(), img.height()) == size
         views = [r.plot.vb.sceneBoundingRect() for r in panel.rows.values()]
-        assert all(v.height() > 25 for v in views)
+        assert all(v.height() >= 40 for v in views), [v.height() for v in views]
         for r in panel.rows.values():
             assert not any(r.legend.mapRectToScene(r.legend.boundingRect()).intersects(v) for v in views)
 
