@@ -48,7 +48,7 @@ ROW_MIN = 50         # px: a row is never shorter (the rows scroll when the pane
 ENTRY_H = 16         # px: one legend entry (a row is tall enough for its legend)
 BOTTOM_AXIS_H = 40   # px: the time axis with its label
 AXIS_WIDTH = 58      # px: every row's left axis, so the rows line up
-PEN_WIDTH = 2
+PEN_WIDTH = 1     # cosmetic 1 px: a 2 px pen doubles the paint time (13 -> 29 ms, 12 curves)
 ANGLE_RANGE = (-1.08 * np.pi, 1.08 * np.pi)    # a row of wrapped angles: (-pi, pi] and a margin
 
 

@@ -191,6 +191,12 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
     for path in (("joints", "joint1", "dq"), ("joints", "joint2", "dq"), ("joints", "joint1", "tau")):
         tick(qtbot, tree, leaf(tree, *path))
     assert panel.channels() == ["q:joint1", "q:joint2", "energy:total", "dq:joint1", "dq:joint2", "tau:joint1"]
+    # a 2 s window, typed in
+    focus(qtbot, panel.window_box)
+    QTest.keyClick(panel.window_box, QtCore.Qt.Key.Key_A, QtCore.Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(panel.window_box, "2")
+    QTest.keyClick(panel.window_box, QtCore.Qt.Key.Key_Return)
+    assert panel.window == 2.0
     wait_snapshot(qtbot, window, lambda s: s.t > 1.0, timeout=30000)
     window.set_running(False)
     wait_snapshot(qtbot, window, lambda s: not s.running)
@@ -263,9 +269,10 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
     r = panel.glw.ci.sceneBoundingRect()
     assert abs(img.width() - r.width()) <= 1 and abs(img.height() - r.height()) <= 1
     px = qimage_array(img)[..., :3].astype(int)
-    blue = np.all(np.abs(px - (hex_to_rgb(PALETTE[0]) * 255).astype(int)) < 40, axis=2)
-    vermillion = np.all(np.abs(px - (hex_to_rgb(PALETTE[1]) * 255).astype(int)) < 40, axis=2)
-    assert blue.sum() > 200 and vermillion.sum() > 200, (blue.sum(), vermillion.sum())
+    R, G, B = px[..., 0], px[..., 1], px[..., 2]
+    blue = (B - R > 60) & (B > 120) & (G < B)             # the blue curves (#0072B2), antialiased
+    vermillion = (R - B > 100) & (R > 150) & (G < 150)    # the vermillion ones (#D55E00)
+    assert blue.sum() > 400 and vermillion.sum() > 300, (blue.sum(), vermillion.sum())
     assert (px.sum(axis=2) < 200).sum() > 200          # axes and text
     w, h = panel.export_png(str(tmp_path / "wide.png"), width=1600)
     assert w == 1600 and QtGui.QImage(str(tmp_path / "wide.png")).width() == 1600
