@@ -34,9 +34,11 @@ def decimate(t, y, max_points=MAX_POINTS):
     t2[0:-1:2] = t[starts]
     t2[1:-1:2] = t[ends]
     t2[-1] = t[-1]
+    # a falling bucket draws max then min, so a monotonic stretch stays one stroke (no sawtooth)
+    falling = y[starts] > y[ends]
     y2 = np.empty(2 * m + 1)
-    y2[0:-1:2] = lo
-    y2[1:-1:2] = hi
+    y2[0:-1:2] = np.where(falling, hi, lo)
+    y2[1:-1:2] = np.where(falling, lo, hi)
     y2[-1] = y[-1]
     return t2, y2
 

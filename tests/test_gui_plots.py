@@ -303,6 +303,8 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
 
     # look at it at two sizes (kept when JOINTLAB_SHOT_DIR is set)
     for size in ((1280, 800), (1840, 1020)):
+        if size[1] > 1000:      # the user drags the plots taller: four rows without scrolling
+            window.resizeDocks([window.plots_dock], [400], QtCore.Qt.Orientation.Vertical)
         path = shot(window, tmp_path, f"plots-{size[0]}x{size[1]}", size)
         img = QtGui.QImage(str(path))
         assert (img.width(), img.height()) == size
@@ -312,7 +314,7 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
             assert not any(r.legend.mapRectToScene(r.legend.boundingRect()).intersects(v) for v in views)
 
 
-def test_default_channels_are_joints_that_move(qtbot, window):
+def test_default_channels_are_joints_that_move(qtbot, window, tmp_path):
     from engine import catalog
     model = catalog.load_model("humanoid")
     q0, v0 = catalog.initial_state(model)
@@ -332,6 +334,8 @@ def test_default_channels_are_joints_that_move(qtbot, window):
     spans = {j.name: np.ptp(d[:, L.column(f"q:{j.name}")]) for j in model.joints if j.nq == 1}
     for name in joints:
         assert spans[name] > 0.05, (name, spans[name])       # they move, visibly
+    window.plots.refresh(force=True)
+    shot(window, tmp_path, "plots-humanoid-1280x800", (1280, 800))
     # and they are among the joints that move most
     ranked = sorted(spans, key=lambda n: -spans[n])
     assert all(ranked.index(n) < 8 for n in joints), (joints, ranked[:8])
