@@ -409,11 +409,11 @@ class PlotPanel(QtWidgets.QWidget):
 
     def _pause(self, on):
         self.paused = on
-        self._xrange = None     # after zooming, resuming fits again
-        for row in self.rows.values():
-            row.yrange = None
         self.pause_btn.setText("Resume plot" if on else "Pause plot")
         if not on:
+            self._xrange = None     # after zooming, resuming fits again
+            for row in self.rows.values():
+                row.yrange = None
             self._dirty = True
 
     def refresh(self, force=False):
@@ -553,7 +553,8 @@ class PlotPanel(QtWidgets.QWidget):
         """The plot rows with their axes and legends as a PNG image (``width`` pixels wide, by
         default as drawn on screen). Returns (width, height)."""
         from pyqtgraph.exporters import ImageExporter
-        self.refresh(force=True)
+        if not self.paused:         # paused, the user may have zoomed: export what is shown
+            self.refresh(force=True)
         ex = ImageExporter(self.glw.ci)
         ex.parameters()["background"] = pg.mkColor("w")
         if width is not None:
@@ -570,7 +571,8 @@ class PlotPanel(QtWidgets.QWidget):
         Qt's SVG generator: pyqtgraph's own SVG exporter fails on the closed paths ("Z") Qt 6
         emits. Returns (width, height) of the drawing in px."""
         from PyQt6.QtSvg import QSvgGenerator
-        self.refresh(force=True)
+        if not self.paused:
+            self.refresh(force=True)
         source = self.glw.ci.sceneBoundingRect()
         w, h = int(np.ceil(source.width())), int(np.ceil(source.height()))
         gen = QSvgGenerator()

@@ -136,6 +136,17 @@ def test_wrap_curve_breaks_at_every_turn():
     assert wrap_angle(np.pi) == np.pi and wrap_angle(-np.pi) == np.pi and wrap_angle(3 * np.pi) == np.pi
 
 
+def test_only_revolute_angles_wrap():
+    from engine import catalog
+    from app.plotstyle import wrappable_columns
+    from app.recorder import SampleLayout
+    for name, expect in (("double_pendulum", {"q:joint1", "q:joint2"}), ("cart_pole", {"q:hinge"}),
+                         ("spinning_top", set()), ("slider_crank", {"q:crank", "q:rod"})):
+        m = catalog.load_model(name)
+        L = SampleLayout(m)
+        assert {L.names[c] for c in wrappable_columns(m, L)} == expect, name
+
+
 # ---------------------------------------------------------------------- the window
 def shot(win, tmp_path, name, size=None):
     if size is not None:
@@ -186,6 +197,9 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
     window.set_model(model, q0, v0)
     qtbot.waitUntil(lambda: window.view.isExposed() and len(window.view.frame_times) > 0, timeout=10000)
     panel = window.plots
+    assert panel.channels() == ["q:joint1", "q:joint2", "energy:total"]
+    with pytest.raises(KeyError, match="q:nope"):
+        panel.set_channels(["q:joint1", "q:nope"])
     assert panel.channels() == ["q:joint1", "q:joint2", "energy:total"]
     tree = panel.tree
     for path in (("joints", "joint1", "dq"), ("joints", "joint2", "dq"), ("joints", "joint1", "tau")):
