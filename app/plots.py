@@ -517,12 +517,13 @@ class PlotPanel(QtWidgets.QWidget):
             return
         span = hi - lo
         scale = max(abs(lo), abs(hi))
-        if span <= 1e-9 * max(1.0, scale):    # flat (a zero torque): a unit-sized range
-            span = max(1.0, scale)
+        if not self.log_y and (span <= 1e-9 * scale or scale == 0.0):
+            span = scale if scale > 0.0 else 1.0      # flat (a zero torque): a range the value's size
             lo, hi = lo - 0.4 * span, hi + 0.4 * span
-        elif span < 1e-3 * scale:             # rounding-level wiggles of a large value (a conserved
-            mid = 0.5 * (lo + hi)             # energy) are not blown up to the full row
-            span = 1e-3 * scale
+        least = 3.0 if self.log_y else 1e-3 * scale
+        if span < least:     # linear: rounding-level wiggles of a large value (a conserved energy)
+            mid = 0.5 * (lo + hi)     # are not blown up to the full row; log: three decades at least,
+            span = least              # so the axis labels decades only
             lo, hi = mid - 0.5 * span, mid + 0.5 * span
         cur = row.yrange
         if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= (cur[1] - cur[0]) / 3.0:

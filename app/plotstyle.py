@@ -47,10 +47,10 @@ def row_order(key):
 
 def row_label(key):
     """The row's y-axis label: its unit (exponents as superscripts)."""
-    if key.startswith(RESIDUAL_ROW):
-        return f"|f(q)| {pretty_unit(key[len(RESIDUAL_ROW):])}"
+    if key.startswith(RESIDUAL_ROW):          # short: the label runs along a short row
+        return pretty_unit(key[len(RESIDUAL_ROW):])
     if key == RTF_ROW:
-        return "real-time factor"
+        return "ratio"
     return pretty_unit(key)
 
 
@@ -66,9 +66,11 @@ def curve_label(layout, col):
     if name.startswith("energy:"):
         return f"{name[7:]} energy" if name[7:] in ("kinetic", "potential", "total") else name[7:]
     if name == "residual":
-        return "enabled constraints"
+        return "drift |f(q)|"
     if name.startswith("residual:"):
-        return name[9:]
+        return f"|f(q)| {name[9:]}"
+    if name == "rtf":
+        return "real-time factor"
     return name.replace(":", " ", 1)
 
 
