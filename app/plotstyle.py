@@ -139,9 +139,10 @@ def motion_preview(engine, model, q0, v0, held=(), duration=PREVIEW_TIME, dt=PRE
 def default_channels(engine, model, layout, q0, v0, held=(), max_joints=3):
     """The channels a model opens with: the positions of the (at most ``max_joints``) one-dof
     joints that move most over the first second (``motion_preview``: max - min of q, the held
-    joints still; a joint moving as the mirror image of a chosen one is skipped), the height of a free floating base that is not held, and the total energy.
-    Joints that stay still are not chosen while others move; when nothing moves (a robot at
-    rest in equilibrium), the first two free joints."""
+    joints still; a joint moving as the mirror image of a chosen one is skipped), the height of
+    a free floating base that is not held, and the total energy. Joints that stay still are not
+    chosen while others move; when nothing moves (a robot at rest in equilibrium), the first two
+    free joints. Runs in the calling (GUI) thread at model load: ~0.1 s for the 28-dof humanoid."""
     held = set(held)
     out = []
     root = model.joints[0] if model.joints else None
