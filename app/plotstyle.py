@@ -93,17 +93,27 @@ def wrappable_columns(model, layout):
     return cols
 
 
+def _turns(y):
+    """(turn, w): y = w + 2 pi turn with w in (-pi, pi] and turn an integer (as float)."""
+    y = np.asarray(y, dtype=float)
+    turn = np.ceil((y - np.pi) / (2.0 * np.pi))
+    w = y - 2.0 * np.pi * turn
+    # rounding at the boundary: move the sample to the neighbouring turn, so turn and w agree
+    over, under = w > np.pi, w <= -np.pi
+    turn = turn + over - under
+    w = np.where(over, w - 2.0 * np.pi, np.where(under, w + 2.0 * np.pi, w))
+    return turn, w
+
+
 def wrap_angle(y):
     """y wrapped into (-pi, pi]."""
-    return np.pi - np.mod(np.pi - y, 2.0 * np.pi)
+    return _turns(y)[1]
 
 
 def wrap_curve(t, y):
     """(t, y) with y wrapped into (-pi, pi], a NaN point inserted wherever consecutive samples lie
     in different turns, so a curve drawn with connect="finite" has no vertical line at the wrap."""
-    turn = np.ceil((y - np.pi) / (2.0 * np.pi))
-    w = y - 2.0 * np.pi * turn
-    w = np.where(w > np.pi, np.pi, w)          # rounding at the boundary
+    turn, w = _turns(y)
     cut = np.nonzero(turn[1:] != turn[:-1])[0] + 1     # NaN turns (gaps) cut too: harmless
     if len(cut) == 0:
         return t, w

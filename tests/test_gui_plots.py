@@ -134,6 +134,16 @@ def test_wrap_curve_breaks_at_every_turn():
     both = fin[1:] & fin[:-1]
     assert np.abs(np.diff(w))[both].max() < 0.1
     assert wrap_angle(np.pi) == np.pi and wrap_angle(-np.pi) == np.pi and wrap_angle(3 * np.pi) == np.pi
+    # at the boundary, to the last bit: still in (-pi, pi], and no jump inside a turn
+    for k in range(-6, 6):
+        e = (2 * k + 1) * np.pi
+        y3 = np.array([np.nextafter(e, -np.inf), e, np.nextafter(e, np.inf)])   # three bits apart
+        w = wrap_angle(y3)
+        assert np.all(w > -np.pi) and np.all(w <= np.pi), (k, w)
+        tt, w = wrap_curve(np.arange(3.0), y3)
+        fin = np.isfinite(w)
+        both = fin[1:] & fin[:-1]
+        assert np.all(np.abs(np.diff(w))[both] < 1e-9), (k, w)
 
 
 def test_only_revolute_angles_wrap():
