@@ -32,7 +32,7 @@ def row_key(layout, col):
         return RESIDUAL_ROW + layout.units[col]
     if name == "rtf":
         return RTF_ROW
-    return layout.units[col] or "(no unit)"
+    return layout.units[col] or "unitless"     # quaternion components
 
 
 def row_order(key):
