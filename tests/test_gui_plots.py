@@ -223,12 +223,14 @@ def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkey
     assert panel.window == 2.0
     wait_snapshot(qtbot, window, lambda s: s.t > 1.0, timeout=30000)
     window.set_running(False)
-    wait_snapshot(qtbot, window, lambda s: not s.running)
-    panel.append(window.worker.samples.drain())
+    snap = wait_snapshot(qtbot, window, lambda s: not s.running)
+    # every step reaches the plots (a row holds the state at its step's start: t - dt)
+    qtbot.waitUntil(lambda: panel.append(window.worker.samples.drain()) or
+                    (panel.recorder.last_time() or 0.0) >= snap.t - 1.5 * snap.dt, timeout=5000)
     panel.refresh(force=True)
     L = window.worker.layout
     d = panel.recorder.data()
-    assert d[-1, 0] > 1.0
+    assert d[-1, 0] > 0.99 and len(d) == snap.steps
 
     # one row per unit, top to bottom, its unit on the left axis; a channel's row is its unit's
     assert list(panel.rows) == ["rad", "rad/s", "N·m", "J"]
