@@ -23,6 +23,7 @@ from .menus import SPEEDS, STEPS, build_menus, action, rtf_text
 from .inputs import JointInput
 from .jointpanel import JointPanel
 from .plots import PlotPanel
+from .plotstyle import default_channels
 from .scene import Scene
 from .teachui import TeachingUI
 from .view3d import View3D
@@ -325,7 +326,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.act_gravity.isChecked():
             self.worker.set_gravity(False)
         held = self.contact.adjust_start(model, self._hold_at_start(model))
-        defaults = [f"q:{j.name}" for j in model.joints if j.nq == 1][:2] + ["energy:total"]
+        defaults = default_channels(self.e, model, self.worker.layout, self.worker.sim.q, v0, self.held_joints)
         self.plots.set_model(model, self.worker.layout, defaults)
         self.loops.set_model(model, self.worker.layout)
         self.teach.set_model(model, self.worker)

@@ -50,6 +50,8 @@ def build_menus(win):
     fm.addSeparator()
     action(win, fm, "Save &Screenshot…", win._screenshot_dialog, "Ctrl+Shift+S")
     action(win, fm, "&Export Recorded Data (CSV)…", win.plots._export_dialog, "Ctrl+E")
+    action(win, fm, "Export &Plot (PNG)…", lambda: win.plots._export_plot_dialog("png"))
+    action(win, fm, "Export Plot (S&VG)…", lambda: win.plots._export_plot_dialog("svg"))
     fm.addSeparator()
     action(win, fm, "&Quit", win.close, "Ctrl+Q")
     sm = win.sim_menu = mb.addMenu("&Simulation")
