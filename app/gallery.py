@@ -44,12 +44,14 @@ class Gallery(QtWidgets.QWidget):
                 head = QtWidgets.QListWidgetItem({"assets": "— shipped models —", "builtin": "— built in code —",
                                                   "example-robot-data": "— example-robot-data —",
                                                   "gymnasium": "— Gymnasium (MuJoCo MJCF) —",
-                                                  "dm_control": "— dm_control suite (MJCF) —"}.get(src, src))
+                                                  "dm_control": "— dm_control suite (MJCF) —",
+                                                  "lessons": "— lessons —"}.get(src, src))
                 head.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
                 self.list.addItem(head)
                 last_source = src
             title = e.get("title") or name
-            it = QtWidgets.QListWidgetItem(f"{title}" if title == name else f"{title}  ({name})")
+            it = QtWidgets.QListWidgetItem(f"{title}" if title == name or e.get("kind") == "lesson"
+                                           else f"{title}  ({name})")
             it.setData(QtCore.Qt.ItemDataRole.UserRole, name)
             it.setToolTip(e.get("demonstrates", e.get("path") or ""))
             self.list.addItem(it)
@@ -72,6 +74,11 @@ class Gallery(QtWidgets.QWidget):
         if e is None:
             return
         parts = [f"<h3>{html.escape(e.get('title') or name)}</h3>"]
+        if e.get("kind") == "lesson":      # a lesson (app/lessons.py): its notes for the teacher
+            parts += [f"<p>{html.escape(p)}</p>" for p in (e.get("notes") or "").split("\n\n") if p.strip()]
+            parts.append(f"<p><i>model: {html.escape(str(e.get('model')))}</i></p>")
+            self.text.setHtml("".join(parts))
+            return
         for key, label in (("demonstrates", "Shows"), ("suggested_modes", "Try")):
             if e.get(key):
                 parts.append(f"<p><b>{label}:</b> {html.escape(str(e[key]))}</p>")

@@ -65,6 +65,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.bodyClicked.connect(self.teach.select_body)
         self.modelLoaded.connect(self._install)
         self.modelFailed.connect(self._load_failed)
+        from .lessonui import LessonUI
+        self.lessons = LessonUI(self)          # lessons (.jlab): open, apply, save (app/lessonui.py)
         geom, st = self.settings.value("geometry"), self.settings.value("window_state")
         if isinstance(geom, QtCore.QByteArray):
             self.restoreGeometry(geom)
@@ -161,7 +163,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.scene.show[k] = a.isChecked()
         try:
             from engine import catalog
-            self.gallery.set_models(catalog.list_models())
+            self.gallery.set_models(catalog.list_models() + self.lessons.gallery_entries())
         except Exception as exc:     # the gallery is a convenience: File > Open still works
             self._notice(f"model gallery unavailable: {exc}")
 
@@ -183,6 +185,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.e is None:
             return
         src = os.fspath(name_or_path)
+        if src.lower().endswith(".jlab"):
+            return self.lessons.open_lesson(src)
         self._loading = src
         self.status.showMessage(f"Loading {src}…")
         if self.model is None:
