@@ -16,8 +16,9 @@ and a notes text (what to look at). Example::
       "plots": ["q:joint1", "tau:joint1", "ddq:joint2"]
     }
 
-Keys left out keep the window's defaults (joints not listed: what the window starts them with,
-torque-driven and passive, a floating base held). ``load_lesson`` checks the whole file and raises
+Keys left out get the window's start settings (rk4, dt 1 ms, speed 1, gravity on, the default view
+toggles and plot channels; joints not listed: what the window starts them with, torque-driven and
+passive, a floating base held), whatever the scene shown before. ``load_lesson`` checks the whole file and raises
 ``LessonError`` naming the file, the key and what is wrong; ``check_model`` then checks it against
 the loaded model (joint and constraint names, sizes) before anything is applied, so a bad lesson
 changes nothing. Nothing here imports Qt (``app/lessonui.py`` applies a lesson to the window).
@@ -42,6 +43,10 @@ DT_CHOICES = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2)
 SPEED_CHOICES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0)
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 VIEW_TOGGLES = ("frames", "axes", "com", "forces", "reactions", "constraints", "follow")
+# what a lesson gets for the settings it leaves out (the window's own start settings)
+VIEW_DEFAULTS = {"frames": False, "axes": False, "com": False, "forces": True, "reactions": False,
+                 "constraints": True, "follow": False}
+DEFAULT_INTEGRATOR, DEFAULT_DT, DEFAULT_SPEED = "rk4", 1e-3, 1.0
 CAMERA_KEYS = ("center", "distance", "elevation", "azimuth", "fov")
 MODEL_KEYS = ("name", "path", "floating_base")
 KEYS = ("format", "version", "title", "notes", "model", "q", "v", "joints", "constraints", "stabilization",

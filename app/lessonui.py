@@ -130,12 +130,9 @@ class LessonUI(QtCore.QObject):
         w = win.worker
         warn = []
         win.set_gravity(lesson.gravity)
-        if lesson.integrator is not None:
-            win.integrator_box.setCurrentText(lesson.integrator)
-        if lesson.dt is not None:
-            win.dt_box.setCurrentIndex(_index(win.dt_box, lesson.dt))
-        if lesson.speed is not None:
-            win.speed_box.setCurrentIndex(_index(win.speed_box, lesson.speed))
+        win.integrator_box.setCurrentText(lesson.integrator or L.DEFAULT_INTEGRATOR)
+        win.dt_box.setCurrentIndex(_index(win.dt_box, lesson.dt or L.DEFAULT_DT))
+        win.speed_box.setCurrentIndex(_index(win.speed_box, lesson.speed or L.DEFAULT_SPEED))
         for name, inp in lesson.inputs().items():
             rows = getattr(win.joints, "rows", {})
             row = rows.get(name)
@@ -155,7 +152,7 @@ class LessonUI(QtCore.QObject):
                 box.setChecked(lesson.stabilization)
             else:
                 w.set_stabilization(lesson.stabilization)
-        for key, on in lesson.view.items():
+        for key, on in {**L.VIEW_DEFAULTS, **lesson.view}.items():
             a = win.act_follow if key == "follow" else win.toggles.get(key)
             if a is None:
                 warn.append(f"view toggle '{key}' is not offered by this window")

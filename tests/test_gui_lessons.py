@@ -100,17 +100,16 @@ def _check_matches(qtbot, win, lesson, run=2.0):
         if j.nq == 1 and first is not None:
             assert abs(first[lay.column(f"q:{name}")] - x) < 0.05, f"{lesson.path}: q0 of {name}"
     # settings
-    assert w.sim.integrator == (lesson.integrator or "rk4")
-    if lesson.dt is not None:
-        assert w.sim.dt == pytest.approx(lesson.dt, rel=1e-12) and snap.dt == pytest.approx(lesson.dt, rel=1e-12)
-    if lesson.speed is not None:
-        assert snap.speed == pytest.approx(lesson.speed)
+    assert w.sim.integrator == (lesson.integrator or L.DEFAULT_INTEGRATOR)
+    dt = lesson.dt or L.DEFAULT_DT
+    assert w.sim.dt == pytest.approx(dt, rel=1e-12) and snap.dt == pytest.approx(dt, rel=1e-12)
+    assert snap.speed == pytest.approx(lesson.speed or L.DEFAULT_SPEED)
     assert any(snap.gravity) == lesson.gravity == win.act_gravity.isChecked()
     names = [c.name for c in model.constraints]
     for name, on in lesson.constraints.items():
         assert snap.constraint_enabled[names.index(name)] == on
         assert win.loops.boxes[name].isChecked() == on
-    for key, on in lesson.view.items():
+    for key, on in {**L.VIEW_DEFAULTS, **lesson.view}.items():      # left out: the start settings
         a = win.act_follow if key == "follow" else win.toggles[key]
         assert a.isChecked() == on, f"{lesson.path}: view {key}"
     # plot channels: exactly the file's, each drawn with data
@@ -130,9 +129,28 @@ def _check_matches(qtbot, win, lesson, run=2.0):
     assert lesson.title in win.windowTitle()
 
 
-def test_menus_and_dt_choices_agree():
+def test_menus_and_dt_choices_agree(qtbot, window):
     from app.menus import STEPS, SPEEDS
     assert tuple(STEPS) == L.DT_CHOICES and tuple(SPEEDS) == L.SPEED_CHOICES
+    # the defaults a lesson gets for what it leaves out are the window's start settings
+    start = {k: a.isChecked() for k, a in window.toggles.items()}
+    start["follow"] = window.act_follow.isChecked()
+    assert start == L.VIEW_DEFAULTS
+    assert window.integrator_box.currentText() == L.DEFAULT_INTEGRATOR
+    assert window.dt_box.currentData() == L.DEFAULT_DT and window.speed_box.currentData() == L.DEFAULT_SPEED
+
+
+def test_a_lesson_resets_what_the_previous_one_set(qtbot, window):
+    """Frames on (spinning top), then the four-bar, which leaves frames out: frames off again."""
+    top = os.path.join(L.LESSONS_DIR, "08_spinning_top_precession.jlab")
+    window.open_model(top)
+    _wait_applied(qtbot, window, top)
+    assert window.toggles["frames"].isChecked() and not window.act_gravity.isChecked()
+    four = os.path.join(L.LESSONS_DIR, "09_four_bar_loop_forces.jlab")
+    window.open_model(four)
+    _wait_applied(qtbot, window, four)
+    assert not window.toggles["frames"].isChecked() and window.act_gravity.isChecked()
+    assert window.dt_box.currentData() == 1e-3
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=[os.path.basename(p) for p in LESSONS])
