@@ -28,6 +28,7 @@ class LessonUI(QtCore.QObject):
         self.win = win
         self.current = None         # the Lesson last applied (kept while its model is shown)
         self._pending = None        # (Lesson, model source) while its model loads
+        self._loaded_model = None   # the model object the lesson's loader made
         self.last_warnings = []
         win.modelLoaded.connect(self._installed)   # after MainWindow._install (connected first)
 
@@ -96,6 +97,7 @@ class LessonUI(QtCore.QObject):
         except Exception as exc:
             self._fail(lesson, f"{lesson.path}: {type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=3)}")
             return
+        self._loaded_model = model       # set before the (queued) signal reaches _installed
         try:
             win.modelLoaded.emit(payload)
         except RuntimeError:
@@ -111,16 +113,18 @@ class LessonUI(QtCore.QObject):
 
     def _installed(self, payload):
         """After the window installed a model: apply the lesson that asked for it, if any."""
-        pending, self._pending = self._pending, None
         win = self.win
-        if pending is None:
-            if self.current is not None and payload[0] is win.model:
-                self.current = None      # another model: no lesson is shown any more
+        ours = self._pending is not None and payload[0] is self._loaded_model
+        if not ours:
+            if payload[0] is win.model:
+                self.current = None      # another model is shown: no lesson any more
+                if self._pending is not None and win._loading != self._pending[1]:
+                    self._pending = None     # the lesson's model was superseded
             return
-        lesson, src = pending
-        if payload[4] != src or win.model is not payload[0]:
-            self._pending = pending if win._loading == src else None   # not ours (yet)
-            return
+        lesson, _src = self._pending
+        self._pending, self._loaded_model = None, None
+        if win.model is not payload[0]:
+            return                       # the window chose a newer model meanwhile
         self.apply(lesson)
 
     # ------------------------------------------------------------------ applying
@@ -175,6 +179,7 @@ class LessonUI(QtCore.QObject):
         win.setWindowTitle(f"JointLab — {title}")
         if lesson.path:
             win.gallery.select(lesson.path)
+            win._add_recent(lesson.path)     # File > Open Recent opens it again as a lesson
         for m in warn:
             win._notice(f"{title}: {m}")
         first = lesson.notes.strip().splitlines()[0] if lesson.notes.strip() else ""

@@ -282,3 +282,16 @@ def test_bad_lesson_changes_nothing_and_says_what_is_wrong(qtbot, window, tmp_pa
     assert win.worker is worker and win.model is model and worker.alive
     assert win.lessons.current.path == src
     assert win.joints.rows["joint1"].current.kind == "sine"
+
+
+def test_missing_plot_channels_are_left_out_with_a_warning(qtbot, window, tmp_path):
+    src = L.load_lesson(os.path.join(L.LESSONS_DIR, "01_hybrid_prescribe_shoulder.jlab"))
+    src.plots = ["q:joint1", "q:shoulder", "lambda:closure[0]"]
+    path = L.save_lesson(src, str(tmp_path / "channels.jlab"))
+    window.open_model(path)
+    _wait_applied(qtbot, window, path)
+    assert window.plots.channels() == ["q:joint1"]
+    assert any("q:shoulder, lambda:closure[0]" in m for m in window.messages), window.messages
+    assert window.last_error is None
+    # opened lessons are in File > Open Recent, and open again as lessons from there
+    assert window.recent_files()[0] == os.path.abspath(path)
