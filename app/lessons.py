@@ -385,4 +385,5 @@ def gallery_entry(lesson: Lesson):
     """A gallery entry for a lesson (``Gallery.set_models``): named by its path."""
     return {"name": lesson.path, "kind": "lesson", "source": "lessons", "title": lesson.title or
             os.path.splitext(os.path.basename(lesson.path))[0], "notes": lesson.notes,
-            "model": lesson.model.get("name") or lesson.model.get("path"), "path": lesson.path}
+            "model": lesson.model.get("name") or lesson.model.get("path"), "path": lesson.path,
+            "demonstrates": lesson.title}     # the item's tool tip (a long title is cut in the list)

@@ -163,7 +163,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.scene.show[k] = a.isChecked()
         try:
             from engine import catalog
-            self.gallery.set_models(catalog.list_models() + self.lessons.gallery_entries())
+            self.gallery.set_models(self.lessons.gallery_entries() + catalog.list_models())   # lessons first
         except Exception as exc:     # the gallery is a convenience: File > Open still works
             self._notice(f"model gallery unavailable: {exc}")
 
