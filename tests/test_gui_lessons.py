@@ -17,7 +17,7 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     pytest.skip("no display: install Xvfb (scripts/install-system-deps.sh) for the GUI tests",
                 allow_module_level=True)
 
-from test_gui_support import engine_mod, window, wait_snapshot, qimage_array  # noqa: F401
+from test_gui_support import engine_mod, window, wait_snapshot  # noqa: F401
 
 from PyQt6 import QtCore, QtGui, QtWidgets
 from PyQt6.QtTest import QTest
