@@ -166,3 +166,14 @@ def test_free_joint_state_and_quaternion(tmp_path, catalog):
     les.q = {"free": [0.0, 0.0, 1.0]}
     with pytest.raises(L.LessonError, match=r"'q.free'.*7 position coordinate\(s\), the lesson gives 3"):
         L.check_model(les, model)
+
+
+def test_an_example_robot_data_model_by_name(tmp_path, catalog):
+    d = {**_good(), "model": {"name": "ur5"}, "q": {"elbow_joint": 1.0}, "v": {},
+         "joints": {"shoulder_lift_joint": {"mode": "torque", "law": "gravity"}}, "plots": ["tau:shoulder_lift_joint"]}
+    les = L.load_lesson(_write(tmp_path, d, "ur5.jlab"))
+    assert les.model_source() == "ur5"
+    model = catalog.load_model(les.model_source())
+    L.check_model(les, model)
+    q, _ = L.initial_state(les, model, *catalog.initial_state(model))
+    assert q[model.joint("elbow_joint").idx_q] == 1.0
