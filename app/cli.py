@@ -1,6 +1,6 @@
 """Command line of JointLab.
 
-    jointlab [MODEL] [--screenshot PATH --quit-after SECONDS] [--package-path DIR]   open the app
+    jointlab [MODEL | LESSON.jlab] [--screenshot PATH --quit-after SECONDS] [--package-path DIR]   open the app
     jointlab simulate MODEL --duration S --dt DT --integrator NAME --csv OUT          headless run
         [--release-base] [--mode JOINT=torque|acceleration[:LAW] ...] [--lesson FILE.jlab] [--wrench JOINT]
 
@@ -59,7 +59,7 @@ def _gui_parser():
     p = argparse.ArgumentParser(prog="jointlab", description="JointLab: interactive articulated-body dynamics. "
                                 "Subcommands: 'jointlab simulate ...' (headless), 'jointlab models' (list models).")
     p.add_argument("model", nargs="?", default=None,
-                   help="URDF or MJCF path, or model name (default: double_pendulum)")
+                   help="URDF or MJCF path, model name, or a lesson file (.jlab) (default: double_pendulum)")
     p.add_argument("--screenshot", default=None, metavar="PATH", help="write a PNG of the window and exit (with --quit-after)")
     p.add_argument("--quit-after", type=float, default=None, metavar="SECONDS", help="run this long, then exit")
     p.add_argument("--package-path", action="append", default=[], metavar="DIR")

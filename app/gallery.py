@@ -126,6 +126,11 @@ class Gallery(QtWidgets.QWidget):
         kind = e.get("kind", "model")
         self.open_button.setText("Open selected lesson" if kind == "lesson" else "Open selected model")
         parts = [f"<h3>{html.escape(e.get('title') or name)}</h3>"]
+        if e.get("kind") == "lesson":      # a lesson (app/lessons.py): its notes for the teacher
+            parts += [f"<p>{html.escape(p)}</p>" for p in (e.get("notes") or "").split("\n\n") if p.strip()]
+            parts.append(f"<p><i>model: {html.escape(str(e.get('model')))}</i></p>")
+            self.text.setHtml("".join(parts))
+            return
         for key, label in (("demonstrates", "Shows"), ("suggested_modes", "Try")):
             if e.get(key):
                 parts.append(f"<p><b>{label}:</b> {html.escape(str(e[key]))}</p>")

@@ -70,12 +70,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.bodyClicked.connect(self.teach.select_body)
         self.modelLoaded.connect(self._install)
         self.modelFailed.connect(self._load_failed)
+        from .lessonui import LessonUI
+        self.lessons = LessonUI(self)          # lessons (.jlab): open, apply, save (app/lessonui.py)
         geom, st = self.settings.value("geometry"), self.settings.value("window_state")
         if isinstance(geom, QtCore.QByteArray):
             self.restoreGeometry(geom)
         if isinstance(st, QtCore.QByteArray):
             self._layout_restored = bool(self.restoreState(st))
-        self.gallery.set_models(shipped_entries())     # browsable while the kernels compile
+        self.gallery.set_models(self.lessons.gallery_entries() + shipped_entries())  # browsable while compiling
         self.timer = QtCore.QTimer(self)
         self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._frame)
@@ -134,6 +136,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_docks(self):
         self.gallery = Gallery()
         self.gallery.chosen.connect(self.open_model)
+        self.gallery.entryChosen.connect(self._gallery_entry)
         d = QtWidgets.QDockWidget("Models", self)
         d.setObjectName("models")
         d.setWidget(self.gallery)
@@ -213,7 +216,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.scene.show[k] = a.isChecked()
         try:
             from engine import catalog
-            self.gallery.set_models(catalog.list_models())
+            self.gallery.set_models(self.lessons.gallery_entries() + catalog.list_models())   # lessons first
         except Exception as exc:     # the gallery is a convenience: File > Open still works
             self._notice(f"model gallery unavailable: {exc}")
 
@@ -237,6 +240,10 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.progress_bar.setRange(0, 0)
 
+    def _gallery_entry(self, entry):
+        if entry.get("kind") == "lesson":          # its name is the lesson file's path
+            self.open_model(entry["name"])
+
     def open_model(self, name_or_path, floating_base=None):
         """Load a model in a background thread; on success it replaces the current one, on failure
         the current one keeps running and the error is shown."""
@@ -245,6 +252,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.pending_model = (src, floating_base)
             self.status.showMessage(f"{src} opens as soon as the dynamics kernels are compiled")
             return
+        if src.lower().endswith(".jlab"):
+            return self.lessons.open_lesson(src)
         self._loading = src
         self.status.showMessage(f"Loading {src}…")
         if self.model is None:

@@ -45,6 +45,10 @@ def build_menus(win):
            tip="a URDF, or a MuJoCo MJCF (.xml) compiled by MuJoCo (needs the mujoco package)")
     action(win, fm, "Open URDF with a &Floating Base…", lambda: win._open_dialog(floating_base=True),
            "Ctrl+Shift+O", tip="the URDF root becomes a free body (6 dof) instead of being fixed to the ground")
+    action(win, fm, "Open &Lesson…", lambda: win.lessons.open_dialog(), None,
+           tip="a prepared scene (.jlab): model, state, joint laws, camera, plots and notes")
+    action(win, fm, "Save Lesso&n…", lambda: win.lessons.save_dialog(), "Ctrl+Shift+L",
+           tip="save the current scene as a lesson (.jlab) to open again in one click")
     win.recent_menu = fm.addMenu("Open &Recent")
     win._fill_recent()
     fm.addSeparator()

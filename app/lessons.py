@@ -1,0 +1,389 @@
+"""Lessons: a prepared scene in a small JSON file (``.jlab``) that a teacher opens in one click.
+
+A lesson holds the model (a shipped or example-robot-data name, or a URDF/MJCF path relative to
+the lesson file), the initial state, every joint's mode and input law with its parameters, the
+constraint switches, gravity, integrator, time step, speed, camera, view toggles, plot channels
+and a notes text (what to look at). Example::
+
+    {
+      "format": "jointlab-lesson", "version": 1,
+      "title": "Hybrid dynamics: prescribe the shoulder",
+      "notes": "The shoulder follows a sine; read the torque it needs ...",
+      "model": {"name": "double_pendulum"},
+      "q": {"joint1": 0.3, "joint2": 0.0},
+      "joints": {"joint1": {"mode": "acceleration", "law": "sine", "amplitude": 0.8, "frequency": 0.5}},
+      "integrator": "rk4", "dt": 0.001, "speed": 1.0,
+      "plots": ["q:joint1", "tau:joint1", "ddq:joint2"]
+    }
+
+Keys left out get the window's start settings (rk4, dt 1 ms, speed 1, gravity on, the default view
+toggles and plot channels; joints not listed: what the window starts them with, torque-driven and
+passive, a floating base held), whatever the scene shown before. ``load_lesson`` checks the whole file and raises
+``LessonError`` naming the file, the key and what is wrong; ``check_model`` then checks it against
+the loaded model (joint and constraint names, sizes) before anything is applied, so a bad lesson
+changes nothing. Nothing here imports Qt (``app/lessonui.py`` applies a lesson to the window).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field, fields as dc_fields
+
+import numpy as np
+
+from .inputs import JointInput, PARAMS, TORQUE_KINDS, ACCEL_KINDS
+
+FORMAT = "jointlab-lesson"
+VERSION = 1
+SUFFIX = ".jlab"
+LESSONS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "lessons")
+# what the window's tool bar offers (app/menus.py STEPS and SPEEDS; a GUI test checks they agree)
+DT_CHOICES = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2)
+SPEED_CHOICES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0)
+INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
+VIEW_TOGGLES = ("frames", "axes", "com", "forces", "reactions", "constraints", "follow")
+# what a lesson gets for the settings it leaves out (the window's own start settings)
+VIEW_DEFAULTS = {"frames": False, "axes": False, "com": False, "forces": True, "reactions": False,
+                 "constraints": True, "follow": False}
+DEFAULT_INTEGRATOR, DEFAULT_DT, DEFAULT_SPEED = "rk4", 1e-3, 1.0
+CAMERA_KEYS = ("center", "distance", "elevation", "azimuth", "fov")
+MODEL_KEYS = ("name", "path", "floating_base")
+KEYS = ("format", "version", "title", "notes", "model", "q", "v", "joints", "constraints", "stabilization",
+        "gravity", "integrator", "dt", "speed", "running", "camera", "view", "plots")
+
+
+class LessonError(ValueError):
+    """A lesson file that can not be used: the message names the file, the key and the fault."""
+
+
+@dataclass
+class Lesson:
+    model: dict                                  # {"name": ...} or {"path": ..., "floating_base": ...}
+    title: str = ""
+    notes: str = ""
+    q: dict = field(default_factory=dict)        # joint -> float (1 coordinate) or list of floats
+    v: dict = field(default_factory=dict)
+    joints: dict = field(default_factory=dict)   # joint -> {"mode", "law", parameters of the law}
+    constraints: dict = field(default_factory=dict)   # constraint name -> enforced (bool)
+    stabilization: bool | None = None            # Baumgarte drift stabilisation (None: default)
+    gravity: bool = True
+    integrator: str | None = None
+    dt: float | None = None
+    speed: float | None = None
+    running: bool = True
+    camera: dict | None = None                   # center [x, y, z], distance, elevation, azimuth, fov
+    view: dict = field(default_factory=dict)     # toggle -> bool
+    plots: list | None = None                    # channel names; None: the window's defaults
+    path: str | None = field(default=None, compare=False)   # the file it was read from
+
+    # ------------------------------------------------------------------ derived
+    def model_source(self):
+        """What ``engine.catalog.load_model`` is given: the name, or the absolute path of the file
+        (a relative path is relative to the lesson file)."""
+        if "name" in self.model:
+            return self.model["name"]
+        p = self.model["path"]
+        if not os.path.isabs(p):
+            base = os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+            p = os.path.normpath(os.path.join(base, p))
+        return p
+
+    def floating_base(self):
+        return self.model.get("floating_base")
+
+    def inputs(self):
+        """{joint: JointInput} of the joints the lesson sets."""
+        return {name: joint_input(spec) for name, spec in self.joints.items()}
+
+    def to_dict(self):
+        d = {"format": FORMAT, "version": VERSION}
+        for f in dc_fields(self):
+            if f.name == "path":
+                continue
+            val = getattr(self, f.name)
+            if val is None or (f.name in ("q", "v", "joints", "constraints", "view") and not val):
+                continue
+            d[f.name] = val
+        return d
+
+
+def joint_input(spec):
+    """The JointInput of a lesson's joint entry {"mode", "law", parameters}."""
+    params = {k: float(v) for k, v in spec.items() if k not in ("mode", "law")}
+    return JointInput(spec["mode"], spec["law"], **params)
+
+
+def input_spec(inp):
+    """The lesson entry of a JointInput: mode, law and the parameters that law reads."""
+    d = {"mode": inp.mode, "law": inp.kind}
+    for p in PARAMS[(inp.mode, inp.kind)]:
+        d[p] = float(getattr(inp, p))
+    return d
+
+
+# ---------------------------------------------------------------------- reading and checking
+def _fail(where, key, what):
+    raise LessonError(f"{where}: '{key}': {what}")
+
+
+def _is_num(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _close_choice(x, choices):
+    for c in choices:
+        if abs(x - c) <= 1e-9 * max(1.0, abs(c)):
+            return c
+    return None
+
+
+def _state_map(where, key, val):
+    if not isinstance(val, dict):
+        _fail(where, key, f"expected an object {{joint name: number or list of numbers}}, got {type(val).__name__}")
+    out = {}
+    for name, x in val.items():
+        if _is_num(x):
+            out[name] = float(x)
+        elif isinstance(x, list) and x and all(_is_num(y) for y in x):
+            out[name] = [float(y) for y in x]
+        else:
+            _fail(where, f"{key}.{name}", f"expected a finite number or a list of finite numbers, got {x!r}")
+    return out
+
+
+def _joint_spec(where, key, spec):
+    if not isinstance(spec, dict):
+        _fail(where, key, f"expected an object with 'mode', 'law' and the law's parameters, got {spec!r}")
+    mode = spec.get("mode")
+    if mode not in ("torque", "acceleration"):
+        _fail(where, f"{key}.mode", f"unknown mode {mode!r}; expected 'torque' or 'acceleration'")
+    kinds = TORQUE_KINDS if mode == "torque" else ACCEL_KINDS
+    law = spec.get("law")
+    if law not in kinds:
+        _fail(where, f"{key}.law", f"unknown law {law!r} in {mode} mode; expected one of {', '.join(kinds)}")
+    allowed = PARAMS[(mode, law)]
+    out = {"mode": mode, "law": law}
+    for p, x in spec.items():
+        if p in ("mode", "law"):
+            continue
+        if p not in allowed:
+            _fail(where, f"{key}.{p}", f"the {mode} law '{law}' has no parameter '{p}'; its parameters: "
+                  f"{', '.join(allowed) if allowed else '(none)'}")
+        if not _is_num(x):
+            _fail(where, f"{key}.{p}", f"expected a finite number, got {x!r}")
+        out[p] = float(x)
+    try:
+        joint_input(out)
+    except ValueError as exc:
+        _fail(where, key, str(exc))
+    return out
+
+
+def lesson_from_dict(d, where="lesson"):
+    """A Lesson from the parsed file (``where`` names it in errors)."""
+    if not isinstance(d, dict):
+        raise LessonError(f"{where}: expected a JSON object at the top, got {type(d).__name__}")
+    for k in d:
+        if k not in KEYS:
+            _fail(where, k, f"unknown key; the keys of a lesson are {', '.join(KEYS)}")
+    if d.get("format") != FORMAT:
+        _fail(where, "format", f"expected \"{FORMAT}\", got {d.get('format')!r} (is this a JointLab lesson?)")
+    ver = d.get("version")
+    if not (isinstance(ver, int) and not isinstance(ver, bool)) or ver < 1:
+        _fail(where, "version", f"expected a positive integer, got {ver!r}")
+    if ver > VERSION:
+        _fail(where, "version", f"version {ver} is newer than this JointLab reads ({VERSION}); update JointLab")
+    kw = {}
+    for k in ("title", "notes"):
+        if k in d:
+            if not isinstance(d[k], str):
+                _fail(where, k, f"expected text, got {type(d[k]).__name__}")
+            kw[k] = d[k]
+    m = d.get("model")
+    if not isinstance(m, dict):
+        _fail(where, "model", f"expected an object {{\"name\": ...}} or {{\"path\": ...}}, got {m!r}")
+    for k in m:
+        if k not in MODEL_KEYS:
+            _fail(where, f"model.{k}", f"unknown key; expected {', '.join(MODEL_KEYS)}")
+    if ("name" in m) == ("path" in m):
+        _fail(where, "model", "give exactly one of 'name' (a shipped or example-robot-data model) and 'path' "
+              "(a URDF or MJCF file, relative to the lesson file)")
+    for k in ("name", "path"):
+        if k in m and not (isinstance(m[k], str) and m[k].strip()):
+            _fail(where, f"model.{k}", f"expected a non-empty text, got {m[k]!r}")
+    if "floating_base" in m and not isinstance(m["floating_base"], bool):
+        _fail(where, "model.floating_base", f"expected true or false, got {m['floating_base']!r}")
+    kw["model"] = dict(m)
+    for k in ("q", "v"):
+        if k in d:
+            kw[k] = _state_map(where, k, d[k])
+    if "joints" in d:
+        if not isinstance(d["joints"], dict):
+            _fail(where, "joints", f"expected an object {{joint name: {{mode, law, ...}}}}, got {d['joints']!r}")
+        kw["joints"] = {name: _joint_spec(where, f"joints.{name}", s) for name, s in d["joints"].items()}
+    if "constraints" in d:
+        c = d["constraints"]
+        if not isinstance(c, dict) or not all(isinstance(x, bool) for x in c.values()):
+            _fail(where, "constraints", f"expected an object {{constraint name: true or false}}, got {c!r}")
+        kw["constraints"] = dict(c)
+    for k in ("stabilization", "gravity", "running"):
+        if k in d:
+            if not isinstance(d[k], bool):
+                _fail(where, k, f"expected true or false, got {d[k]!r}")
+            kw[k] = d[k]
+    if "integrator" in d:
+        if d["integrator"] not in INTEGRATORS:
+            _fail(where, "integrator", f"unknown integrator {d['integrator']!r}; expected one of {', '.join(INTEGRATORS)}")
+        kw["integrator"] = d["integrator"]
+    for k, choices in (("dt", DT_CHOICES), ("speed", SPEED_CHOICES)):
+        if k in d:
+            x = d[k]
+            c = _close_choice(x, choices) if _is_num(x) else None
+            if c is None:
+                _fail(where, k, f"{x!r} is not offered; expected one of {', '.join(f'{y:g}' for y in choices)}")
+            kw[k] = c
+    if "camera" in d:
+        cam = d["camera"]
+        if not isinstance(cam, dict):
+            _fail(where, "camera", f"expected an object with {', '.join(CAMERA_KEYS)}, got {cam!r}")
+        for k in cam:
+            if k not in CAMERA_KEYS:
+                _fail(where, f"camera.{k}", f"unknown key; expected {', '.join(CAMERA_KEYS)}")
+        missing = [k for k in CAMERA_KEYS if k not in cam]
+        if missing:
+            _fail(where, "camera", f"missing {', '.join(missing)}")
+        c = cam["center"]
+        if not (isinstance(c, list) and len(c) == 3 and all(_is_num(x) for x in c)):
+            _fail(where, "camera.center", f"expected 3 finite numbers, got {c!r}")
+        for k in ("distance", "elevation", "azimuth", "fov"):
+            if not _is_num(cam[k]):
+                _fail(where, f"camera.{k}", f"expected a finite number, got {cam[k]!r}")
+        if not cam["distance"] > 0:
+            _fail(where, "camera.distance", f"expected a positive distance, got {cam['distance']!r}")
+        if not 1 <= cam["fov"] <= 170:
+            _fail(where, "camera.fov", f"expected a field of view between 1 and 170 degrees, got {cam['fov']!r}")
+        kw["camera"] = {"center": [float(x) for x in c], **{k: float(cam[k]) for k in CAMERA_KEYS[1:]}}
+    if "view" in d:
+        v = d["view"]
+        if not isinstance(v, dict):
+            _fail(where, "view", f"expected an object {{toggle: true or false}}, got {v!r}")
+        for k, x in v.items():
+            if k not in VIEW_TOGGLES:
+                _fail(where, f"view.{k}", f"unknown view toggle; expected {', '.join(VIEW_TOGGLES)}")
+            if not isinstance(x, bool):
+                _fail(where, f"view.{k}", f"expected true or false, got {x!r}")
+        kw["view"] = dict(v)
+    if "plots" in d:
+        p = d["plots"]
+        if not (isinstance(p, list) and all(isinstance(x, str) and x for x in p)):
+            _fail(where, "plots", f"expected a list of channel names such as \"q:joint1\", got {p!r}")
+        kw["plots"] = list(p)
+    return Lesson(**kw)
+
+
+def load_lesson(path) -> Lesson:
+    """Read and check a lesson file (not yet against its model: see ``check_model``)."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise LessonError(f"{path}: can not read the lesson: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise LessonError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LessonError(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
+    lesson = lesson_from_dict(d, where=path)
+    lesson.path = os.path.abspath(path)
+    return lesson
+
+
+def save_lesson(lesson: Lesson, path):
+    """Write a lesson file (JSON, keys in a fixed order). A model given by path is written relative
+    to the new file's folder. The written file is read back and checked."""
+    path = os.fspath(path)
+    d = lesson.to_dict()
+    if "path" in lesson.model:
+        src = lesson.model_source()
+        try:
+            rel = os.path.relpath(src, os.path.dirname(os.path.abspath(path)))
+        except ValueError:          # another drive (Windows): keep the absolute path
+            rel = src
+        d["model"] = {**lesson.model, "path": rel.replace(os.sep, "/")}
+    lesson_from_dict(d, where=path)      # never write a file that would not load
+    text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+    tmp = path + ".part"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    lesson.path = os.path.abspath(path)
+    return path
+
+
+def check_model(lesson: Lesson, model, where=None):
+    """Check the lesson against its loaded model: joint names (unknown ones listed with the valid
+    ones), the number of values of each joint's q and v, constraint names. Raises LessonError."""
+    where = where or lesson.path or "lesson"
+    joints = {j.name: j for j in model.joints}
+    valid = ", ".join(joints)
+    for key, size in (("q", "nq"), ("v", "nv")):
+        for name, x in getattr(lesson, key).items():
+            if name not in joints:
+                _fail(where, f"{key}.{name}", f"model '{model.name}' has no joint '{name}'; its joints: {valid}")
+            n = getattr(joints[name], size)
+            got = 1 if isinstance(x, float) else len(x)
+            if got != n:
+                _fail(where, f"{key}.{name}", f"joint '{name}' ({joints[name].kind}) has {n} "
+                      f"{'position' if key == 'q' else 'velocity'} coordinate(s), the lesson gives {got}")
+    for name, spec in lesson.joints.items():
+        if name not in joints:
+            _fail(where, f"joints.{name}", f"model '{model.name}' has no joint '{name}'; its joints: {valid}")
+        if joints[name].nv == 0:
+            _fail(where, f"joints.{name}", f"joint '{name}' is fixed (no coordinate to drive)")
+        if spec["mode"] == "torque" and name in tuple(getattr(model, "massless_joints", ()) or ()):
+            _fail(where, f"joints.{name}", f"joint '{name}' moves only massless links: it can not be "
+                  f"torque-driven (use an acceleration law)")
+    cons = [c.name for c in (getattr(model, "constraints", None) or [])]
+    for name in lesson.constraints:
+        if name not in cons:
+            _fail(where, f"constraints.{name}", f"model '{model.name}' has no constraint '{name}'; its "
+                  f"constraints: {', '.join(cons) if cons else '(none)'}")
+
+
+def initial_state(lesson: Lesson, model, q0, v0):
+    """(q, v): the model's start state (q0, v0) with the lesson's values applied (quaternions of
+    spherical and free joints normalised). Call ``check_model`` first."""
+    q = np.array(q0, dtype=float)
+    v = np.array(v0, dtype=float)
+    for key, vec, start, size in (("q", q, "idx_q", "nq"), ("v", v, "idx_v", "nv")):
+        for name, x in getattr(lesson, key).items():
+            j = model.joint(name)
+            i, n = getattr(j, start), getattr(j, size)
+            vec[i:i + n] = np.atleast_1d(np.asarray(x, dtype=float))
+    for j in model.joints:
+        k = {"spherical": 0, "free": 3}.get(j.kind)
+        if k is not None and j.name in lesson.q:
+            qq = q[j.idx_q + k:j.idx_q + k + 4]
+            nrm = np.linalg.norm(qq)
+            if not nrm > 1e-9:
+                raise LessonError(f"{lesson.path or 'lesson'}: 'q.{j.name}': the orientation quaternion is zero")
+            q[j.idx_q + k:j.idx_q + k + 4] = qq / nrm
+    return q, v
+
+
+def shipped_lessons(folder=LESSONS_DIR):
+    """Paths of the lessons in assets/lessons/, sorted by file name."""
+    if not os.path.isdir(folder):
+        return []
+    return [os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(SUFFIX)]
+
+
+def gallery_entry(lesson: Lesson):
+    """A gallery entry for a lesson (``Gallery.set_models``): named by its path."""
+    return {"name": lesson.path, "kind": "lesson", "source": "lessons", "title": lesson.title or
+            os.path.splitext(os.path.basename(lesson.path))[0], "notes": lesson.notes,
+            "model": lesson.model.get("name") or lesson.model.get("path"), "path": lesson.path,
+            "demonstrates": lesson.title}     # the item's tool tip (a long title is cut in the list)
