@@ -336,6 +336,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.worker.set_gravity(False)
         held = self.contact.adjust_start(model, self._hold_at_start(model))
         defaults = default_channels(self.e, model, self.worker.layout, self.worker.sim.q, v0, self.held_joints)
+        if self.worker.sim.ground is not None and "contact:total:fz" in self.worker.layout.names:
+            defaults.insert(max(len(defaults) - 1, 0), "contact:total:fz")     # what the ground carries
         self.plots.set_model(model, self.worker.layout, defaults)
         self.loops.set_model(model, self.worker.layout)
         self.teach.set_model(model, self.worker)

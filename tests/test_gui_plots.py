@@ -344,6 +344,7 @@ def test_default_channels_are_joints_that_move(qtbot, window, tmp_path):
     from engine import catalog
     model = catalog.load_model("humanoid")
     q0, v0 = catalog.initial_state(model)
+    window.contact.choose("humanoid", ground=False)     # in the air: base held, the limbs swing
     window.set_model(model, q0, v0)
     qtbot.waitUntil(lambda: window.view.isExposed() and len(window.view.frame_times) > 0, timeout=20000)
     chans = window.plots.channels()
