@@ -19,9 +19,11 @@ sweep, ``algorithms/rnea_deriv.py``); forward and hybrid dynamics follow from it
 identity ID(q, dq, ddq) = tau partitioned over prescribed / torque-given coordinates and a
 tree-sparse factorisation of M (``algorithms/aba_deriv.py``, ``algorithms/hybrid_deriv.py``);
 constrained dynamics differentiates the KKT system M ddq + b = tau + A^T lambda, A ddq + dA dq = 0
-with the analytic inverse-dynamics derivatives and, for the constraint terms d(A^T lambda)/dq,
-d(A ddq)/dq and d(dA dq)/dq, central differences of the constraint functions on the Lie group
-(step 1e-5; the velocity term dA dq is quadratic in dq, so its dq-derivative is exact).
+(``constrained_forward_dynamics_derivatives`` states the equations) with the analytic
+inverse-dynamics derivatives and the analytic derivatives of every built-in constraint kind's rows
+(``algorithms/constraint_deriv.py``: the rows as functions of the world-frame state of the frames
+they join, differentiated through the same world-frame sweep). Only a user's PfaffianConstraint,
+whose rows are a Python callback, has its rows differentiated by central differences.
 """
 from __future__ import annotations
 
@@ -178,9 +180,9 @@ def external_wrench_derivatives(model, q, link):
 # ------------------------------------------------------------------ constrained dynamics
 def _constraint_terms(model, packed, lam):
     """(A, d(A^T lam)/dq, d r2/dq, d r2/d dq) of the packed built-in constraints, analytic
-    (``_cderiv_dev.constraint_derivatives``); reads the tables the last inverse_dynamics_derivatives
+    (``algorithms/constraint_deriv.py``); reads the tables the last inverse_dynamics_derivatives
     call of this thread left in its work arrays."""
-    from ._cderiv_dev import constraint_derivatives
+    from .algorithms.constraint_deriv import constraint_derivatives
     ci, cf, m = packed
     w = _work(model)
     nv = model.nv
@@ -240,7 +242,7 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, const
         A da/dp               = - d r2/dp |a fixed                            =: R2
     dID/dp and M are the analytic inverse-dynamics derivatives evaluated at the constrained a
     (``algorithms/rnea_deriv.py``); d(A^T lam)/dq, d r2/dq and d r2/d dq are the analytic
-    derivatives of the constraint rows (``_cderiv_dev.py``: each kind's rows as functions of the
+    derivatives of the constraint rows (``algorithms/constraint_deriv.py``: each kind's rows as functions of the
     world-frame state of the frames it joins, differentiated through the same world-frame sweep).
     Eliminating da = M^-1 (R1 + A^T dlam):
         (A M^-1 A^T) dlam/dp = R2 - A M^-1 R1,      da/dp = M^-1 (R1 + A^T dlam/dp)

@@ -154,6 +154,6 @@ def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
     none = flags[:nv]
     for k in range(nv):
         none[k] = False
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M)
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, True)   # the poses of the pass just run
     st = partitioned_solve(m, none, flags[nv:], M, H, lam, out[0], out[1], out[2])
     return st if st != OK else check_outputs(out)

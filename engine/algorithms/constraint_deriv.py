@@ -41,13 +41,13 @@ import math
 
 from numba import njit, types
 
-from .layout import MODEL_DTYPE, WS_DTYPE
-from .joints import UNIVERSAL
-from .loopkernels import (POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING, C_KIND, C_BODY_A, C_BODY_B, C_ROW,
+from ..layout import MODEL_DTYPE, WS_DTYPE
+from ..joints import UNIVERSAL
+from ..loopkernels import (POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING, C_KIND, C_BODY_A, C_BODY_B, C_ROW,
                            C_ROWS, C_IV_I, C_IV_J, F_PA, F_PB, F_D, F_RATIO, F_RADIUS, F_AXIS, COINCIDENT,
                            FLAT_DISK, IMAT_T)
-from .algorithms.common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
-from .algorithms.rnea_deriv import work_views, S_W, RHO, SIG_Q, SIG_V, V_W, A_W
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+from .rnea_deriv import work_views, S_W, RHO, SIG_Q, SIG_V, V_W, A_W
 
 # rows of a frame's state and of its derivative tables
 P_, W_, VEL, ALP, ACC, TH = range(6)     # TH (dtheta) only in the derivative tables

@@ -207,10 +207,11 @@ def mat6_vec_add(G, x, out):
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_dv, M):
+def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_dv, M, poses_ready):
     """dtau/dq (tangent space), dtau/ddq and M = dtau/dddq at (q, dq = v, ddq = a), external
     wrenches read from ws[i].fext (body frame {i}). Inputs are assumed valid. Work arrays:
-    bmat (n+1, 2, 6, 6), bvec (n+1, 4, 6), dvec (nv, 8, 6), tmp (4, 6)."""
+    bmat (n+1, 2, 6, 6), bvec (n+1, 4, 6), dvec (nv, 8, 6), tmp (4, 6). poses_ready: the joint
+    poses T_i and S_i in ws are those of q already (a Table 3 or 4 pass on ws just ran)."""
     n = m.shape[0] - 1
     nv = m[0].nv
     set_identity_pose(ws[0])
@@ -224,7 +225,8 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
         mb = m[i]
         wb = ws[i]
         lp = mb.parent
-        joint_pose(mb, wb, q, v, False)
+        if not poses_ready:
+            joint_pose(mb, wb, q, v, False)
         world_pose_body(wb, ws[lp])
         Rw = wb.Rw
         pw = wb.pw
@@ -395,5 +397,5 @@ def rnea_derivatives(m_bytes, ws_bytes, q, v, a, work, out):
     if st != OK:
         return st
     bmat, bvec, dvec, tmp, _, _ = work_views(work, m.shape[0], nv)
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2])
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2], False)
     return check_outputs(out)
