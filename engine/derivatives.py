@@ -17,7 +17,8 @@ nv x nv (rows: outputs, columns: the coordinate differentiated by). External wre
 Which derivation each uses: inverse dynamics differentiates Table 2 analytically (world-frame
 sweep, ``algorithms/rnea_deriv.py``); forward and hybrid dynamics follow from it through the
 identity ID(q, dq, ddq) = tau partitioned over prescribed / torque-given coordinates and a
-tree-sparse factorisation of M (``algorithms/aba_deriv.py``, ``algorithms/hybrid_deriv.py``);
+tree-sparse factorisation of M (``algorithms/aba_deriv.py``, ``algorithms/hybrid_deriv.py``; the
+forward kernel solves for ddq with that factorisation inside the same sweep, no Table 3 pass);
 constrained dynamics differentiates the KKT system M ddq + b = tau + A^T lambda, A ddq + dA dq = 0
 (``constrained_forward_dynamics_derivatives`` states the equations) with the analytic
 inverse-dynamics derivatives and the analytic derivatives of every built-in constraint kind's rows
