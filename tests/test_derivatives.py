@@ -557,6 +557,30 @@ def test_external_wrench_derivative_matches_finite_differences():
 
 
 # ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("case", ["massless", "axis", "ball", "universal"])
+def test_singular_inertia_is_named_by_the_forward_derivatives(case):
+    """The fused forward-derivative kernel solves with M's factor, not Table 3: a joint that moves
+    no inertia about its axes (massless chain end, point mass on the axis or at the centre) is
+    still named, as by forward_dynamics."""
+    import warnings
+    from test_bad_input import _chain
+    joint, inertia = {
+        "massless": (engine.Revolute((1, 0, 0)), engine.Inertia()),
+        "axis": (engine.Revolute((0, 0, 1)), engine.Inertia(1.0, (0, 0, 0.3), np.zeros((3, 3)))),
+        "ball": (engine.Spherical(), engine.Inertia(2.0, (0, 0, 0), np.zeros((3, 3)))),
+        "universal": (engine.Universal((1, 0, 0), (0, 1, 0)), engine.Inertia(2.0, (0, 0, 0), np.zeros((3, 3)))),
+    }[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", engine.ModelWarning)
+        m = _chain(inertia, joint)
+    rng = np.random.default_rng(6)
+    q = m.neutral()
+    q[:2] = rng.normal(size=2)
+    v, tau = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    with pytest.raises(engine.SingularInertiaError, match="'wrist'"):
+        engine.forward_dynamics_derivatives(m, q, v, tau)
+
+
 def test_bad_input_names_the_argument():
     model = engine.load_urdf(os.path.join(ASSETS, "double_pendulum.urdf"), load_meshes=False)
     with pytest.raises(engine.InputError, match="q: expected 2, got 3"):
