@@ -270,18 +270,30 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, const
         A, dATl, Rq, Rv = _constraint_terms(model, packed, lam)
     else:
         A, dATl, Rq, Rv = _constraint_terms_fd(model, q, v, a, lam, constraints)
-    m = A.shape[0]
-    # right-hand sides, stacked (q, v, tau)
-    R1 = np.hstack((dATl - Dq, -Dv, np.eye(nv)))
-    R2 = np.hstack((-Rq, -Rv, np.zeros((m, nv))))
-    cf = scipy.linalg.cho_factor(M)
-    MiR1 = scipy.linalg.cho_solve(cf, R1)
-    MiAT = scipy.linalg.cho_solve(cf, A.T)
+    # M^-1 R1 per block of parameters (q, dq, tau): R1 = (d(A^T lam)/dq - dID/dq, -dID/d dq, 1)
+    Minv = np.linalg.inv(M)
+    Xq = Minv @ (dATl - Dq)
+    Xv = -(Minv @ Dv)
+    MiAT = Minv @ A.T
     K = A @ MiAT
     K = 0.5 * (K + K.T)
-    dlam = np.linalg.lstsq(K, R2 - A @ MiR1, rcond=1e-10)[0]
-    da = MiR1 + MiAT @ dlam
-    return (da[:, :nv], da[:, nv:2 * nv], da[:, 2 * nv:], dlam[:, :nv], dlam[:, nv:2 * nv], dlam[:, 2 * nv:])
+    rhs = np.hstack((-Rq - A @ Xq, -Rv - A @ Xv, -(A @ Minv)))
+    dlam = _psd_solve(K, rhs)
+    return (Xq + MiAT @ dlam[:, :nv], Xv + MiAT @ dlam[:, nv:2 * nv], Minv + MiAT @ dlam[:, 2 * nv:],
+            dlam[:, :nv], dlam[:, nv:2 * nv], dlam[:, 2 * nv:])
+
+
+def _psd_solve(K, rhs, tol=1e-10):
+    """K^-1 rhs for the symmetric positive semi-definite K = A M^-1 A^T: Cholesky when every pivot
+    is above tol times the largest diagonal entry, else the minimum-norm least-squares solution
+    (redundant rows)."""
+    try:
+        L = np.linalg.cholesky(K)
+        if np.min(np.diag(L)) ** 2 > tol * np.max(np.diag(K)):
+            return np.linalg.solve(K, rhs)
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(K, rhs, rcond=tol)[0]
 
 
 # ------------------------------------------------------------------ linearisation
