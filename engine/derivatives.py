@@ -243,12 +243,14 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, const
         A da/dp               = - d r2/dp |a fixed                            =: R2
     dID/dp and M are the analytic inverse-dynamics derivatives evaluated at the constrained a
     (``algorithms/rnea_deriv.py``); d(A^T lam)/dq, d r2/dq and d r2/d dq are the analytic
-    derivatives of the constraint rows (``algorithms/constraint_deriv.py``: each kind's rows as functions of the
-    world-frame state of the frames it joins, differentiated through the same world-frame sweep).
+    derivatives of the constraint rows (``algorithms/constraint_deriv.py``: each kind's rows as
+    functions of the world-frame state of the frames it joins, differentiated through the same
+    world-frame sweep).
     Eliminating da = M^-1 (R1 + A^T dlam):
         (A M^-1 A^T) dlam/dp = R2 - A M^-1 R1,      da/dp = M^-1 (R1 + A^T dlam/dp)
-    for all 3 nv parameters at once (one Cholesky factor of M). Redundant rows get the minimum-norm
-    multiplier derivatives. `constraints` (default: the model's enabled ones) as in
+    for all 3 nv parameters at once (M^-1 formed once, A M^-1 A^T solved by Cholesky). Nonholonomic
+    rows (rolling contact) enter the same way: only r2 = A a + dA dq is used, never f(q). Redundant
+    rows get the minimum-norm multiplier derivatives, as the multipliers themselves. `constraints` (default: the model's enabled ones) as in
     engine.constrained_forward_dynamics. A user's PfaffianConstraint (rows from a Python callback)
     has no analytic derivative: with one, the constraint terms are central differences."""
     from .constrained import constrained_forward_dynamics
