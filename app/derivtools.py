@@ -94,6 +94,7 @@ class LQRLaw:
 
     def __init__(self, base, engine, model, K, q_eq, tau_eq, keep, act):
         self.base = base
+        self.previous = None       # the simulator's controller before this law (restored on removal)
         self.e = engine
         self.model = model
         self.K, self.q_eq, self.tau_eq, self.keep, self.act = K, q_eq, tau_eq, keep, act
@@ -141,18 +142,37 @@ def design_lqr(engine, model, q, prescribed, q_weight=10.0, v_weight=1.0, r_weig
 
 
 def install_lqr(worker, engine, model, K, q_eq, tau_eq, keep, act):
-    """Put the LQR law in front of the worker's controller (in the simulation thread)."""
+    """Put the LQR law in front of the worker's input laws (in the simulation thread). The
+    simulator's own controller in force before (None: the compiled input laws) is kept on the law
+    and given back by remove_lqr; a second LQR replaces the first without losing it."""
     q_eq = np.array(q_eq, dtype=float)
 
     def f(w):
-        w.sim.controller = LQRLaw(w.controller, engine, w.model, K, q_eq, tau_eq, keep, act)
+        before = w.sim.controller
+        if isinstance(before, LQRLaw):
+            before = before.previous
+        law = LQRLaw(w.controller, engine, w.model, K, q_eq, tau_eq, keep, act)
+        law.previous = before
+        w.sim.controller = law
     worker.post(f)
 
 
 def remove_lqr(worker):
+    """Switch the LQR law off: the simulator gets back the controller it had before (normally None,
+    so the joint panel's input laws run compiled again)."""
     def f(w):
-        w.sim.controller = w.controller
+        law = w.sim.controller
+        if isinstance(law, LQRLaw):
+            w.sim.controller = law.previous
     worker.post(f)
+
+
+def lqr_joint_names(model, act):
+    """Names of the joints with a coordinate in `act` (the joints the LQR law drives)."""
+    return [j.name for j in model.joints if j.nv and np.any(act[j.idx_v:j.idx_v + j.nv])]
+
+
+LQR_NOTE = "LQR drives this joint"
 
 
 # ------------------------------------------------------------------ Qt
@@ -306,7 +326,15 @@ class LQRDialog(QtWidgets.QDialog):
     def switch_off(self):
         if self.win.worker is not None:
             remove_lqr(self.win.worker)
+        _mark_joints(self.win, ())
         self.accept()
+
+
+def _mark_joints(win, names):
+    """The joint panel says which joints the LQR law drives (their own laws are set aside)."""
+    panel = getattr(win, "joints", None)
+    if panel is not None and hasattr(panel, "show_driver"):
+        panel.show_driver(names, LQR_NOTE if names else None)
 
 
 class SensitivityDock(QtWidgets.QDockWidget):
@@ -412,6 +440,7 @@ def lqr_here(win):
         win._error("LQR balance", f"{exc}")
         return None
     install_lqr(win.worker, win.e, win.model, K, snap.q, tau_eq, keep, act)
+    _mark_joints(win, lqr_joint_names(win.model, act))
     dlg = LQRDialog(win, K, keep, act, eig)
     dlg.show()
     win.lqr_dialog = dlg

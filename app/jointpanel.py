@@ -528,6 +528,15 @@ class JointPanel(QtWidgets.QWidget):
         """{joint: JointInput} in force for every joint of the model (what the panel shows)."""
         return {name: row.current for name, row in self.rows.items()}
 
+    def show_driver(self, names, text=None):
+        """Mark the joints in `names` as driven by another law than their own (`text` says which,
+        e.g. an LQR law): their own law's widgets are disabled. No names: every row back to normal."""
+        for name, row in self.rows.items():
+            on = text is not None and name in names
+            for w in (row.mode, row.law, row.params):
+                w.setEnabled(not on)
+            row.name_label.setText(f"<b>{name}</b>" + (f"<br><small>{text}</small>" if on else ""))
+
     def show_state(self, snap, running):
         for row in self.rows.values():
             row.show_state(snap, running)

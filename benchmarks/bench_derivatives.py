@@ -7,6 +7,9 @@ Calls timed (both through Python, as a user calls them):
     inverse   engine.inverse_dynamics_derivatives(model, q, v, a)     pin.computeRNEADerivatives(model, data, q, v, a)
     forward   engine.forward_dynamics_derivatives(model, q, v, tau)   pin.computeABADerivatives(model, data, q, v, tau)
     hybrid    engine.hybrid_dynamics_derivatives(...)  (no Pinocchio counterpart: against computeABADerivatives)
+Then the constrained derivatives: on the shipped loop models against the same call with the
+constraint terms by central differences (the former implementation) and full central differences;
+on Panda with a 6D weld and a 3D point contact against pin.computeConstraintDynamicsDerivatives.
 Beside them, for scale: our forward dynamics (one call) and the forward-dynamics derivatives by
 central differences in Python (2 nv + 2 nv + 2 nv forward-dynamics calls).
 
@@ -112,6 +115,108 @@ def bench_robot(name, repeat, seed=0):
     return model, rows, errs, fwd, t_fd
 
 
+LOOPS = ("four_bar", "slider_crank", "five_bar", "closed_chain_leg", "rolling_disk")
+
+
+def bench_constrained(repeat):
+    """Constrained forward-dynamics derivatives on the shipped loop models: the analytic call against
+    the same call with the constraint terms by central differences (the former implementation,
+    kept as the tests' reference) and against full central differences in Python."""
+    import importlib
+
+    import engine
+    from engine import catalog
+    D = importlib.import_module("engine.derivatives")
+    out = []
+    for name in LOOPS:
+        model = catalog.load_model(name)
+        q0, v0 = catalog.initial_state(model)
+        rng = np.random.default_rng(0)
+        q, v = engine.project_constraints(model, q0, v0 + rng.normal(scale=0.5, size=model.nv))
+        tau = rng.normal(size=model.nv)
+
+        def analytic():
+            return engine.constrained_forward_dynamics_derivatives(model, q, v, tau)
+
+        def fd_terms():
+            real = D._constraint_terms
+            D._constraint_terms = lambda model, packed, lam, q=q, v=v: D._constraint_terms_fd(
+                model, q, v, engine.constrained_forward_dynamics(model, q, v, tau)[0], lam, None)
+            try:
+                return engine.constrained_forward_dynamics_derivatives(model, q, v, tau)
+            finally:
+                D._constraint_terms = real
+
+        def full_fd(h=1e-6):
+            cfd = engine.constrained_forward_dynamics
+            for k in range(model.nv):
+                e = np.zeros(model.nv)
+                e[k] = h
+                cfd(model, engine.integrate(model, q, e), v, tau), cfd(model, engine.integrate(model, q, -e), v, tau)
+                cfd(model, q, v + e, tau), cfd(model, q, v - e, tau), cfd(model, q, v, tau + e), cfd(model, q, v, tau - e)
+
+        err = max(rel_err(x, y) for x, y in zip(analytic(), fd_terms()))
+        (ab, am), (fb, fm) = time_pair(analytic, fd_terms, repeat)
+        t0 = time.perf_counter()
+        full_fd()
+        t_full = time.perf_counter() - t0
+        (cb, _), _ = time_pair(lambda: engine.constrained_forward_dynamics(model, q, v, tau), lambda: None, 5)
+        out.append((name, model.nv, sum(c.rows for c in model.constraints if c.enabled), ab, am, fb, t_full, cb, err))
+    return out
+
+
+def bench_pin_contact(repeat, robot="panda"):
+    """Ours against pin.computeConstraintDynamicsDerivatives (after pin.constraintDynamics) for the
+    last link welded (CONTACT_6D) to the world where it is, and held at a point (CONTACT_3D)."""
+    import engine
+    import pinocchio as pin
+
+    model, pmodel = load(robot)
+    q_to_pin, vidx = coordinate_maps(model, pmodel)
+    P = np.ix_(vidx, vidx)
+    rng = np.random.default_rng(1)
+    q = engine.integrate(model, model.neutral(), rng.uniform(-0.5, 0.5, model.nv))
+    v0, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    link = model.body_names[-1]
+    T = engine.forward_kinematics(model, q)[link]
+    rows = []
+    for kind, cls, ctype in (("weld 6D", engine.WeldConstraint, pin.ContactType.CONTACT_6D),
+                             ("point 3D", engine.PointConstraint, pin.ContactType.CONTACT_3D)):
+        c = cls("c", link, None, frame_a=np.eye(4), frame_b=T)
+        c.bind(model)
+        # a state that satisfies the contact at the velocity level too (the two libraries write the
+        # acceleration constraint of a violated 6D contact differently)
+        q, v = engine.project_constraints(model, q, v0, constraints=[c])
+        fid = pmodel.getFrameId(link)
+        fr = pmodel.frames[fid]
+        cm = pin.RigidConstraintModel(ctype, pmodel, fr.parentJoint, fr.placement, 0, pin.SE3(T[:3, :3], T[:3, 3]),
+                                      pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        cms = pin.StdVec_RigidConstraintModel()
+        cms.append(cm)
+        cds = pin.StdVec_RigidConstraintData()
+        cds.append(cm.createData())
+        pd = pmodel.createData()
+        pin.initConstraintDynamics(pmodel, pd, cms, cds)
+        prox = pin.ProximalSettings(1e-14, 1e-14, 0.0, 1000)
+        qp, vp, taup = q_to_pin(q), np.zeros(pmodel.nv), np.zeros(pmodel.nv)
+        vp[vidx], taup[vidx] = v, tau
+
+        def theirs():
+            pin.constraintDynamics(pmodel, pd, qp, vp, taup, cms, cds, prox)
+            pin.computeConstraintDynamicsDerivatives(pmodel, pd, cms, cds, prox)
+
+        def ours():
+            return engine.constrained_forward_dynamics_derivatives(model, q, v, tau, constraints=[c])
+
+        theirs()
+        mine = ours()
+        err = max(rel_err(mine[0], np.array(pd.ddq_dq)[P]), rel_err(mine[1], np.array(pd.ddq_dv)[P]),
+                  rel_err(mine[2], np.array(pd.ddq_dtau)[P]))
+        (ob, om), (pb, pm) = time_pair(ours, theirs, repeat)
+        rows.append((f"{robot} {kind}", model.nv, ob, om, pb, pm, err))
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robots", nargs="+", default=["panda", "ur5", "humanoid", "talos"],
@@ -144,6 +249,24 @@ def main(argv=None):
     print("\n'/ our FD' = the derivative call / our forward_dynamics call (best times)")
     for line in scale:
         print(line)
+
+    print("\nconstrained forward-dynamics derivatives, shipped loop models (us; 'terms by FD' = the same call"
+          " with the\nconstraint terms by central differences, the former implementation; 'full FD' = central"
+          " differences of\nconstrained_forward_dynamics in Python; agree = analytic vs terms by FD)")
+    head = (f"{'model':<17} {'nv':>3} {'rows':>4} {'analytic':>9} {'median':>9} {'terms FD':>9} {'speed-up':>8} "
+            f"{'full FD':>9} {'/ our CFD':>9} {'agree':>8}")
+    print(head)
+    print("-" * len(head))
+    for name, nv, m, ab, am, fb, t_full, cb, err in bench_constrained(args.repeat):
+        print(f"{name:<17} {nv:>3} {m:>4} {ab * 1e6:9.1f} {am * 1e6:9.1f} {fb * 1e6:9.1f} {fb / ab:8.1f} "
+              f"{t_full * 1e6:9.0f} {ab / cb:9.2f} {err:8.1e}")
+    print("\nconstrained derivatives against pin.constraintDynamics + pin.computeConstraintDynamicsDerivatives"
+          " (one call each side)")
+    head = f"{'case':<17} {'nv':>3} {'ours best':>9} {'pin best':>9} {'ratio':>6}  {'ours med':>9} {'pin med':>9} {'agree':>8}"
+    print(head)
+    print("-" * len(head))
+    for what, nv, ob, om, pb, pm, err in bench_pin_contact(args.repeat):
+        print(f"{what:<17} {nv:>3} {ob * 1e6:9.1f} {pb * 1e6:9.1f} {ob / pb:6.2f}  {om * 1e6:9.1f} {pm * 1e6:9.1f} {err:8.1e}")
 
 
 if __name__ == "__main__":

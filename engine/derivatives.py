@@ -17,11 +17,14 @@ nv x nv (rows: outputs, columns: the coordinate differentiated by). External wre
 Which derivation each uses: inverse dynamics differentiates Table 2 analytically (world-frame
 sweep, ``algorithms/rnea_deriv.py``); forward and hybrid dynamics follow from it through the
 identity ID(q, dq, ddq) = tau partitioned over prescribed / torque-given coordinates and a
-tree-sparse factorisation of M (``algorithms/aba_deriv.py``, ``algorithms/hybrid_deriv.py``);
+tree-sparse factorisation of M (``algorithms/aba_deriv.py``, ``algorithms/hybrid_deriv.py``; the
+forward kernel solves for ddq with that factorisation inside the same sweep, no Table 3 pass);
 constrained dynamics differentiates the KKT system M ddq + b = tau + A^T lambda, A ddq + dA dq = 0
-with the analytic inverse-dynamics derivatives and, for the constraint terms d(A^T lambda)/dq,
-d(A ddq)/dq and d(dA dq)/dq, central differences of the constraint functions on the Lie group
-(step 1e-5; the velocity term dA dq is quadratic in dq, so its dq-derivative is exact).
+(``constrained_forward_dynamics_derivatives`` states the equations) with the analytic
+inverse-dynamics derivatives and the analytic derivatives of every built-in constraint kind's rows
+(``algorithms/constraint_deriv.py``: the rows as functions of the world-frame state of the frames
+they join, differentiated through the same world-frame sweep). Only a user's PfaffianConstraint,
+whose rows are a Python callback, has its rows differentiated by central differences.
 """
 from __future__ import annotations
 
@@ -176,39 +179,42 @@ def external_wrench_derivatives(model, q, link):
 
 
 # ------------------------------------------------------------------ constrained dynamics
+def _constraint_terms(model, packed, lam):
+    """(A, d(A^T lam)/dq, d r2/dq, d r2/d dq) of the packed built-in constraints, analytic
+    (``algorithms/constraint_deriv.py``); reads the tables the last inverse_dynamics_derivatives
+    call of this thread left in its work arrays."""
+    from .algorithms.constraint_deriv import constraint_derivatives
+    ci, cf, m = packed
+    w = _work(model)
+    nv = model.nv
+    A = np.empty((m, nv))
+    dATl = np.empty((nv, nv))
+    Rq = np.empty((m, nv))
+    Rv = np.empty((m, nv))
+    st = constraint_derivatives(model._mb, w.wb, w.work, ci, cf, np.ascontiguousarray(lam, dtype=float), A, dATl,
+                                Rq, Rv, np.empty((2, nv, 2, 6, 3)), np.empty((2, nv, 6)), np.empty(nv, dtype=np.int64),
+                                np.empty((2, nv), dtype=bool), np.empty((42, 6)))
+    if st:
+        from .loopkernels import COINCIDENT
+        what = "a distance constraint's two points coincide" if st == COINCIDENT else "a rolling disk lies flat"
+        raise InputError(f"q: {what}; the constraint direction is undefined", "q")
+    return A, dATl, Rq, Rv
+
+
 FD_STEP = 1e-5
 
 
-def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, constraints=None):
-    """(da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau) of engine.constrained_forward_dynamics
-    (no drift stabilisation), every enabled constraint (loops, couplings, rolling contact).
-
-    With r1 = ID(q, v, a) - tau - A(q)^T lam and r2 = A(q) a + dA dq (the acceleration constraint),
-    the KKT system [[M, -A^T], [A, 0]] (da, dlam) = (dtau - dID + d(A^T lam), -d(A a) - d(dA dq))
-    gives every derivative. dID comes from the analytic inverse-dynamics derivatives; the
-    constraint terms d(A^T lam)/dq, d(A a)/dq and d(dA dq)/dq are central differences (step 1e-5) of
-    the constraint functions along integrate(q, +-h e_k); d(dA dq)/d dq is exact (quadratic in dq).
-    Redundant rows get the minimum-norm multiplier derivatives. `constraints` (default: the model's
-    enabled ones) as in engine.constrained_forward_dynamics."""
-    from .constrained import constrained_forward_dynamics
+def _constraint_terms_fd(model, q, v, a, lam, constraints):
+    """The same four terms by central differences of ``constraint_system`` on the Lie group (step
+    1e-5). Used only for constraints that are not built in (a user's PfaffianConstraint, whose rows
+    are a Python callback), and by the tests as a reference for the analytic terms."""
     from .constraints import constraint_system
     nv = model.nv
-    q = _as_vector(q, "q", model.nq)
-    v = _as_vector(v, "v", nv)
-    tau = _as_vector(tau, "tau", nv)
-    a, lam = constrained_forward_dynamics(model, q, v, tau, f_ext, constraints=constraints)
-    Dq, Dv, M = inverse_dynamics_derivatives(model, q, v, a, f_ext)
-    _, A, bias, _ = constraint_system(model, q, v, constraints)
+    _, A, _, _ = constraint_system(model, q, v, constraints)
     m = A.shape[0]
-    if m == 0:
-        da_dq, da_dv, da_dtau = forward_dynamics_derivatives(model, q, v, tau, f_ext)
-        z = np.zeros((0, nv))
-        return da_dq, da_dv, da_dtau, z, z.copy(), z.copy()
-    # constraint terms
     dATl = np.empty((nv, nv))
-    dAa = np.empty((m, nv))
-    dbias_q = np.empty((m, nv))
-    dbias_v = np.empty((m, nv))
+    Rq = np.empty((m, nv))
+    Rv = np.empty((m, nv))
     h = FD_STEP
     for k in range(nv):
         e = np.zeros(nv)
@@ -216,24 +222,80 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, const
         _, Ap, bp, _ = constraint_system(model, integrate(model, q, e), v, constraints)
         _, Am, bm, _ = constraint_system(model, integrate(model, q, -e), v, constraints)
         dATl[:, k] = (Ap.T @ lam - Am.T @ lam) / (2 * h)
-        dAa[:, k] = (Ap @ a - Am @ a) / (2 * h)
-        dbias_q[:, k] = (bp - bm) / (2 * h)
+        Rq[:, k] = (Ap @ a + bp - Am @ a - bm) / (2 * h)
         e[k] = 1.0
         _, _, bvp, _ = constraint_system(model, q, v + e, constraints)
         _, _, bvm, _ = constraint_system(model, q, v - e, constraints)
-        dbias_v[:, k] = (bvp - bvm) / 2.0
-    # right-hand sides, stacked (q, v, tau)
-    R1 = np.hstack((dATl - Dq, -Dv, np.eye(nv)))
-    R2 = np.hstack((-dAa - dbias_q, -dbias_v, np.zeros((m, nv))))
-    # M da = R1 + A^T dlam;  A da = R2  ->  (A M^-1 A^T) dlam = R2 - A M^-1 R1
-    cf = scipy.linalg.cho_factor(M)
-    MiR1 = scipy.linalg.cho_solve(cf, R1)
-    MiAT = scipy.linalg.cho_solve(cf, A.T)
+        Rv[:, k] = (bvp - bvm) / 2.0          # dA dq is quadratic in dq: this difference is exact
+    return A, dATl, Rq, Rv
+
+
+def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, constraints=None):
+    """(da_dq, da_dv, da_dtau, dlam_dq, dlam_dv, dlam_dtau) of engine.constrained_forward_dynamics
+    (no drift stabilisation), every enabled constraint (loops, couplings, rolling contact).
+
+    The constrained acceleration a and multipliers lam solve
+        ID(q, dq, a) = tau + A(q)^T lam          (M a + b - J^T F^ext = tau + A^T lam)
+        r2(q, dq, a) = A(q) a + dA dq = 0         (the loops' acceleration constraint)
+    Differentiating both along any parameter p (a coordinate of q in the tangent space, of dq, or of
+    tau), lam held as the unknown it is:
+        M da/dp - A^T dlam/dp = dtau/dp - dID/dp + d(A^T lam)/dp |lam fixed   =: R1
+        A da/dp               = - d r2/dp |a fixed                            =: R2
+    dID/dp and M are the analytic inverse-dynamics derivatives evaluated at the constrained a
+    (``algorithms/rnea_deriv.py``); d(A^T lam)/dq, d r2/dq and d r2/d dq are the analytic
+    derivatives of the constraint rows (``algorithms/constraint_deriv.py``: each kind's rows as
+    functions of the world-frame state of the frames it joins, differentiated through the same
+    world-frame sweep).
+    Eliminating da = M^-1 (R1 + A^T dlam):
+        (A M^-1 A^T) dlam/dp = R2 - A M^-1 R1,      da/dp = M^-1 (R1 + A^T dlam/dp)
+    for all 3 nv parameters at once (M^-1 formed once, A M^-1 A^T solved by Cholesky). Nonholonomic
+    rows (rolling contact) enter the same way: only r2 = A a + dA dq is used, never f(q). Redundant
+    rows get the minimum-norm multiplier derivatives, as the multipliers themselves. `constraints` (default: the model's enabled ones) as in
+    engine.constrained_forward_dynamics. A user's PfaffianConstraint (rows from a Python callback)
+    has no analytic derivative: with one, the constraint terms are central differences."""
+    from .constrained import constrained_forward_dynamics
+    from .constraints import active_constraints
+    from .loopkernels import pack
+    nv = model.nv
+    q = _as_vector(q, "q", model.nq)
+    v = _as_vector(v, "v", nv)
+    tau = _as_vector(tau, "tau", nv)
+    cs = active_constraints(model, constraints)
+    if not cs:
+        da_dq, da_dv, da_dtau = forward_dynamics_derivatives(model, q, v, tau, f_ext)
+        z = np.zeros((0, nv))
+        return da_dq, da_dv, da_dtau, z, z.copy(), z.copy()
+    a, lam = constrained_forward_dynamics(model, q, v, tau, f_ext, constraints=constraints)
+    packed = pack(cs, model)
+    Dq, Dv, M = inverse_dynamics_derivatives(model, q, v, a, f_ext)
+    if packed is not None:
+        A, dATl, Rq, Rv = _constraint_terms(model, packed, lam)
+    else:
+        A, dATl, Rq, Rv = _constraint_terms_fd(model, q, v, a, lam, constraints)
+    # M^-1 R1 per block of parameters (q, dq, tau): R1 = (d(A^T lam)/dq - dID/dq, -dID/d dq, 1)
+    Minv = np.linalg.inv(M)
+    Xq = Minv @ (dATl - Dq)
+    Xv = -(Minv @ Dv)
+    MiAT = Minv @ A.T
     K = A @ MiAT
     K = 0.5 * (K + K.T)
-    dlam = np.linalg.lstsq(K, R2 - A @ MiR1, rcond=1e-10)[0]
-    da = MiR1 + MiAT @ dlam
-    return (da[:, :nv], da[:, nv:2 * nv], da[:, 2 * nv:], dlam[:, :nv], dlam[:, nv:2 * nv], dlam[:, 2 * nv:])
+    rhs = np.hstack((-Rq - A @ Xq, -Rv - A @ Xv, -(A @ Minv)))
+    dlam = _psd_solve(K, rhs)
+    return (Xq + MiAT @ dlam[:, :nv], Xv + MiAT @ dlam[:, nv:2 * nv], Minv + MiAT @ dlam[:, 2 * nv:],
+            dlam[:, :nv], dlam[:, nv:2 * nv], dlam[:, 2 * nv:])
+
+
+def _psd_solve(K, rhs, tol=1e-10):
+    """K^-1 rhs for the symmetric positive semi-definite K = A M^-1 A^T: Cholesky when every pivot
+    is above tol times the largest diagonal entry, else the minimum-norm least-squares solution
+    (redundant rows)."""
+    try:
+        L = np.linalg.cholesky(K)
+        if np.min(np.diag(L)) ** 2 > tol * np.max(np.diag(K)):
+            return np.linalg.solve(K, rhs)
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(K, rhs, rcond=tol)[0]
 
 
 # ------------------------------------------------------------------ linearisation

@@ -10,7 +10,9 @@
 - Hybrid and constrained derivatives against central differences on the Lie group (step 1e-6,
   1e-6 relative): random prescription masks, every shipped loop model (planar, distance and rolling
   closures), random trees with every closure kind (point, revolute, weld, distance, gear); the
-  constrained ones also against Pinocchio's for 3D/6D contacts.
+  constrained ones also against Pinocchio's for 3D/6D contacts. The constraint terms alone (the
+  analytic kernel of every built-in kind) against central differences term by term, and proof that
+  built-in kinds never take the central-difference path (kept for user Pfaffian constraints).
 - linearize: cart-pole and acrobot upright against the textbook linearisation written from the
   URDF numbers (1e-10); the hanging double pendulum's eigenvalues are +-i times its normal-mode
   frequencies; the discrete map against central differences of one integrator step.
@@ -287,6 +289,79 @@ def test_constrained_derivatives_on_random_closures(seed):
     _check_constrained(model, q, v, rng.normal(size=model.nv), cs, f"seed {seed}")
 
 
+def _loop_states():
+    """(what, model, q, v, tau, constraints): every shipped loop model at a projected random state,
+    and every closure of the random closed trees alone (so each kind is checked by itself)."""
+    out = []
+    for name in LINKAGES:
+        model = linkage(name)
+        rng = np.random.default_rng(11)
+        q0, v0 = catalog.initial_state(model)
+        q, v = engine.project_constraints(model, q0, v0 + rng.normal(scale=0.5, size=model.nv))
+        out.append((name, model, q, v, rng.normal(size=model.nv), None))
+    for seed in range(4):
+        pair, cs, q0 = random_closed_pair(seed)
+        rng = np.random.default_rng(400 + seed)
+        q, v = engine.project_constraints(pair.model, q0, pair.random_v(rng), constraints=cs)
+        for c in cs:
+            out.append((f"seed {seed} {c.kind}", pair.model, q, v, rng.normal(size=pair.model.nv), [c]))
+    return out
+
+
+def test_constraint_terms_are_analytic_and_match_central_differences():
+    """The constraint half of the constrained derivatives, term by term: A, d(A^T lam)/dq,
+    d(A a + dA dq)/dq and d(dA dq)/d dq of the compiled analytic kernel (algorithms/constraint_deriv.py)
+    against the central-difference reference (step 1e-5 on the Lie group), for every built-in kind
+    (planar, distance and rolling from the shipped loops; point, revolute, weld, distance, gear on
+    random trees with every joint kind, one closure at a time). A also against constraint_system."""
+    from importlib import import_module
+    D = import_module("engine.derivatives")
+    cons = import_module("engine.constraints")
+    from engine.loopkernels import pack
+    kinds = set()
+    for what, model, q, v, tau, cs in _loop_states():
+        active = cons.active_constraints(model, cs)
+        kinds |= {c.kind if not (c.kind == "point" and c.rows == 2) else "planar" for c in active}
+        a, lam = engine.constrained_forward_dynamics(model, q, v, tau, constraints=cs)
+        D.inverse_dynamics_derivatives(model, q, v, a)            # the tables the constraint kernel reads
+        ours = D._constraint_terms(model, pack(active, model), lam)
+        ref = D._constraint_terms_fd(model, q, v, a, lam, cs)
+        assert_close(ours[0], engine.constraint_system(model, q, v, cs)[1], 1e-12, f"{what} A")
+        for mine, r, name in zip(ours[1:], ref[1:], ("d(A^T lam)/dq", "d r2/dq", "d r2/d dq")):
+            assert_close(mine, r, 1e-7, f"{what} {name}")
+    assert kinds == {"planar", "distance", "rolling", "point", "revolute", "weld", "gear"}, kinds
+
+
+def test_built_in_constraints_never_take_the_difference_path(monkeypatch):
+    from importlib import import_module
+    D = import_module("engine.derivatives")
+
+    def refuse(*args, **kw):
+        raise AssertionError("central differences of the constraint rows were used")
+    monkeypatch.setattr(D, "_constraint_terms_fd", refuse)
+    for what, model, q, v, tau, cs in _loop_states():
+        out = engine.constrained_forward_dynamics_derivatives(model, q, v, tau, constraints=cs)
+        assert all(np.all(np.isfinite(x)) for x in out), what
+
+
+def test_user_pfaffian_constraint_gets_the_same_derivatives_as_the_built_in_kind():
+    """The rolling disk's contact rewritten as a user PfaffianConstraint (rows from a Python callback,
+    differentiated by central differences) gives the built-in kind's analytic derivatives."""
+    model = linkage("rolling_disk")
+    rolling = [c for c in model.constraints if c.enabled]
+    pf = engine.PfaffianConstraint(
+        "contact_pf", 3, lambda model, q: engine.constraint_system(model, q, np.zeros(model.nv), rolling)[1],
+        lambda model, q, v: engine.constraint_system(model, q, v, rolling)[2])
+    rng = np.random.default_rng(5)
+    q0, v0 = catalog.initial_state(model)
+    q, v = engine.project_constraints(model, q0, v0 + rng.normal(scale=0.5, size=model.nv))
+    tau = rng.normal(size=model.nv)
+    built_in = engine.constrained_forward_dynamics_derivatives(model, q, v, tau, constraints=rolling)
+    user = engine.constrained_forward_dynamics_derivatives(model, q, v, tau, constraints=[pf])
+    for mine, ref, name in zip(user, built_in, ("da_dq", "da_dv", "da_dtau", "dlam_dq", "dlam_dv", "dlam_dtau")):
+        assert_close(mine, ref, 1e-6, name)
+
+
 def _world_closures(pair, q0, rng):
     """A 3D point and a 6D weld closure from random links to the ground, satisfied at q0."""
     from loop_models import random_rotation
@@ -482,6 +557,30 @@ def test_external_wrench_derivative_matches_finite_differences():
 
 
 # ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("case", ["massless", "axis", "ball", "universal"])
+def test_singular_inertia_is_named_by_the_forward_derivatives(case):
+    """The fused forward-derivative kernel solves with M's factor, not Table 3: a joint that moves
+    no inertia about its axes (massless chain end, point mass on the axis or at the centre) is
+    still named, as by forward_dynamics."""
+    import warnings
+    from test_bad_input import _chain
+    joint, inertia = {
+        "massless": (engine.Revolute((1, 0, 0)), engine.Inertia()),
+        "axis": (engine.Revolute((0, 0, 1)), engine.Inertia(1.0, (0, 0, 0.3), np.zeros((3, 3)))),
+        "ball": (engine.Spherical(), engine.Inertia(2.0, (0, 0, 0), np.zeros((3, 3)))),
+        "universal": (engine.Universal((1, 0, 0), (0, 1, 0)), engine.Inertia(2.0, (0, 0, 0), np.zeros((3, 3)))),
+    }[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", engine.ModelWarning)
+        m = _chain(inertia, joint)
+    rng = np.random.default_rng(6)
+    q = m.neutral()
+    q[:2] = rng.normal(size=2)
+    v, tau = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    with pytest.raises(engine.SingularInertiaError, match="'wrist'"):
+        engine.forward_dynamics_derivatives(m, q, v, tau)
+
+
 def test_bad_input_names_the_argument():
     model = engine.load_urdf(os.path.join(ASSETS, "double_pendulum.urdf"), load_meshes=False)
     with pytest.raises(engine.InputError, match="q: expected 2, got 3"):

@@ -113,10 +113,19 @@ def test_lqr_keeps_the_cart_pole_upright_after_a_push(qtbot, window, tmp_path):
     assert abs(snap.q[0]) < 0.05, f"the cart did not come back: x = {snap.q[0]:.3f} m"
     settle(qtbot, window)
     _save(window, tmp_path, "lqr_cart_pole.png", window.lqr_dialog)
-    # switched off, the controller is the input law again
+    # while LQR drives, the joint panel says so on the cart's row (its motor's own law is set aside),
+    # not on the passive pole's
+    from app.derivtools import LQRLaw, LQR_NOTE
+    rows = window.joints.rows
+    cart, pole = (j.name for j in window.model.joints)
+    assert LQR_NOTE in rows[cart].name_label.text() and not rows[cart].law.isEnabled()
+    assert LQR_NOTE not in rows[pole].name_label.text() and rows[pole].law.isEnabled()
+    # switched off: the simulator gets back what it had before (no Python controller: the panel's
+    # input laws run compiled again), and the panel's rows are back to normal
+    assert window.worker.sim.controller.previous is None
     window.lqr_dialog.switch_off()
-    from app.derivtools import LQRLaw
-    qtbot.waitUntil(lambda: not isinstance(window.worker.sim.controller, LQRLaw), timeout=3000)
+    qtbot.waitUntil(lambda: window.worker.sim.controller is None, timeout=3000)
+    assert LQR_NOTE not in rows[cart].name_label.text() and rows[cart].law.isEnabled()
 
 
 def test_without_lqr_the_pushed_cart_pole_falls(qtbot, window):

@@ -13,15 +13,38 @@ so the articulated inertias of Table 3 never need differentiating: the inverse-d
 tree-sparse factorisation M = L^T D L (L unit lower triangular with the sparsity of the tree:
 entry (i, j) non-zero only when coordinate j is an ancestor of coordinate i), which costs O(n d^2)
 to factor and O(n d) per right-hand side for a tree of depth d (Featherstone's LTDL).
+
+One fused sweep instead of a Table 3 pass followed by the derivative sweep: the sweep of
+``rnea_deriv.py`` run at ddq = 0 already holds b (the subtree wrench sums give ID(q, dq, 0) = b -
+J^T F^ext), M and dID/d dq (which does not depend on ddq). Factor M, solve ddq = M^-1 (tau - b),
+then bring the ddq-dependent tables to that ddq instead of sweeping again. ID is affine in ddq, and
+in the world frame only three tables see it: with D_i = sum_{e on the path to i} s_e ddq_e (the
+world acceleration body i gains),
+    a_i  += D_i
+    sigma_e += ad_{D_lambda} s_e                  (for the universal joint's second axis,
+                                                   D_lambda + s_first ddq_first)
+    F_i  += IC_i D_i + sum_{e strictly below i} IC_body(e) s_e ddq_e
+           (the subtree sum of I0_k (a_k change); the second sum is accumulated backward)
+    U_e  += IC_i (sigma_e change) - ad*_{s_e} (F_i change)
+after which the dID/dq pairs are formed as in ``rnea_deriv.py``. This replaces the articulated
+inertias of a Table 3 pass by two vector sweeps.
 """
 from __future__ import annotations
 
 from numba import njit
 
+import numpy as np
+
+from ..joints import UNIVERSAL
 from ..layout import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK
+from ..spatial import ad_into
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW, check_vec
 from .aba import aba
-from .rnea_deriv import rnea_derivative_passes, work_views, check_outputs, ARR3_T, INDEX_T
+from .rnea_deriv import (rnea_derivative_passes, pairs_dq, work_views, check_outputs, ARR3_T, INDEX_T, ad_add,
+                         ad_dual_into_neg_add, mat6_vec_into, mat6_vec_add, S_W, SIG_Q, ROW_A, U_Q, A_W, F_W, DA_W,
+                         PB_W, IC)
+
+PIVOT_TOL = 1e-12     # a diagonal entry of M below this times the largest: left to Table 3 to name
 
 
 @njit(cache=True, inline="always")
@@ -139,21 +162,141 @@ def partitioned_solve(m, prescribed, active, M, H, lam, Gq, Gv, Gx):
     return 0
 
 
+@njit(cache=True, inline="always")
+def first_axis_term(dvec, iv, e, univ, a, D_parent, out):
+    """out = the change of the acceleration of the frame coordinate e acts in: D_lambda, plus the
+    first axis's s ddq for a universal joint's second axis."""
+    for r in range(6):
+        out[r] = D_parent[r]
+    if univ and e == 1:
+        s0 = dvec[iv, S_W]
+        for r in range(6):
+            out[r] += s0[r] * a[iv]
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def acceleration_update(m, a, bmat, bvec, dvec, tmp):
+    """The tables of ``rnea_derivative_passes`` run at ddq = 0 brought to ddq = a (module docstring):
+    a_i, sigma_e, the subtree wrench sums F_i and U_e."""
+    n = m.shape[0] - 1
+    for r in range(6):
+        bvec[0, DA_W, r] = 0.0
+    al = tmp[0]
+    for i in range(1, n + 1):
+        mb = m[i]
+        iv = mb.iv
+        univ = mb.code == UNIVERSAL
+        D = bvec[i, DA_W]
+        Dp = bvec[mb.parent, DA_W]
+        for r in range(6):
+            D[r] = Dp[r]
+            bvec[i, PB_W, r] = 0.0
+        for e in range(mb.nv):
+            x = iv + e
+            s = dvec[x, S_W]
+            first_axis_term(dvec, iv, e, univ, a, Dp, al)
+            ad_add(al, s, 1.0, dvec[x, SIG_Q])
+            for r in range(6):
+                D[r] += s[r] * a[x]
+        for r in range(6):
+            bvec[i, A_W, r] += D[r]
+    dF = tmp[1]
+    dsig = tmp[2]
+    up = tmp[3]
+    for i in range(n, 0, -1):
+        mb = m[i]
+        lp = mb.parent
+        iv = mb.iv
+        univ = mb.code == UNIVERSAL
+        G = bmat[i, IC]
+        below = bvec[i, PB_W]
+        mat6_vec_into(G, bvec[i, DA_W], dF)
+        for r in range(6):
+            dF[r] += below[r]
+            bvec[i, F_W, r] += dF[r]
+            up[r] = below[r]
+        for e in range(mb.nv):
+            x = iv + e
+            s = dvec[x, S_W]
+            first_axis_term(dvec, iv, e, univ, a, bvec[lp, DA_W], al)
+            ad_into(al, s, dsig)
+            uq = dvec[x, U_Q]
+            mat6_vec_add(G, dsig, uq)
+            ad_dual_into_neg_add(s, dF, uq)
+            for r in range(6):
+                up[r] += dvec[x, ROW_A, r] * a[x]
+        if lp > 0:
+            for r in range(6):
+                bvec[lp, PB_W, r] += up[r]
+
+
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, INDEX_T, BOOL_T, VEC_T, ARR3_T), cache=True,
       fastmath=FASTMATH)
 def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
-    """Kernel: a = FD(q, v, tau) (Table 3) and out[0] = da/dq (tangent space), out[1] = da/dv,
-    out[2] = da/dtau = M^-1. flags: 2 nv booleans of scratch. Status code (see common)."""
-    st = aba(m_bytes, ws_bytes, q, v, tau, a)
-    if st != OK:
-        return st
+    """Kernel: a = FD(q, v, tau) and out[0] = da/dq (tangent space), out[1] = da/dv,
+    out[2] = da/dtau = M^-1, in one fused sweep (module docstring). flags: 2 nv booleans of scratch.
+    Status code (see common); a singular M is named by a Table 3 pass."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
+    n = m.shape[0] - 1
+    st = check_vec(q, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(v, nv, 2)
+    if st == OK:
+        st = check_vec(tau, nv, 3)
+    if st != OK:
+        return st
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
+    for k in range(nv):
+        a[k] = 0.0
+    # Table 2's derivative sweep at ddq = 0: b, M and dID/d dq
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, False, False)
+    for i in range(1, n + 1):
+        mb = m[i]
+        F = bvec[i, F_W]
+        for e in range(mb.nv):
+            x = mb.iv + e
+            s = dvec[x, S_W]
+            a[x] = tau[x] - (s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3] + s[4] * F[4] + s[5] * F[5])
     none = flags[:nv]
+    active = flags[nv:]
+    big = 0.0
     for k in range(nv):
         none[k] = False
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M)
-    st = partitioned_solve(m, none, flags[nv:], M, H, lam, out[0], out[1], out[2])
-    return st if st != OK else check_outputs(out)
+        active[k] = True
+        if M[k, k] > big:
+            big = M[k, k]
+    bad = -1
+    for r in range(nv):
+        if bad < 0 and not M[r, r] > PIVOT_TOL * big:
+            bad = r
+        for c in range(nv):
+            H[r, c] = M[r, c]
+    coordinate_parents(m, lam, none, False)
+    k = ltdl_factor(H, lam, active) if bad < 0 else bad
+    if k >= 0:
+        st = aba(m_bytes, ws_bytes, q, v, tau, a)       # Table 3 names the singular joint
+        if st != OK:
+            return st
+        for i in range(1, n + 1):
+            if m[i].iv <= k < m[i].iv + m[i].nv:
+                return -i
+        return -1
+    X = out[2]
+    for k in range(nv):
+        X[k, 0] = a[k]
+    ltdl_solve(H, lam, active, X[:, 0:1], 1.0)
+    for k in range(nv):
+        a[k] = X[k, 0]
+        if not np.isfinite(a[k]):
+            return OVERFLOW
+    acceleration_update(m, a, bmat, bvec, dvec, tmp)
+    pairs_dq(m, dvec, out[0])
+    for r in range(nv):
+        for c in range(nv):
+            X[r, c] = -1.0 if r == c else 0.0
+    ltdl_solve(H, lam, active, out[0], -1.0)
+    ltdl_solve(H, lam, active, out[1], -1.0)
+    ltdl_solve(H, lam, active, X, -1.0)
+    return check_outputs(out)

@@ -37,6 +37,6 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, f
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], m[0].nv)
-    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M)
+    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M, True, True)   # the poses of the pass just run
     st = partitioned_solve(m, prescribed, flags, M, H, lam, out[0], out[1], out[2])
     return st if st != OK else check_outputs(out)

@@ -55,8 +55,9 @@ INDEX_T = types.Array(types.int64, 1, "C")
 
 # rows of the per-coordinate table `dvec` (nv x 8 x 6)
 S_W, RHO, SIG_Q, SIG_V, ROW_A, ROW_B, U_Q, U_V = range(8)
-# rows of the per-body tables: bvec (n+1 x 4 x 6) and bmat (n+1 x 2 x 6 x 6)
-V_W, A_W, F_W, H_W = range(4)
+# rows of the per-body tables: bvec (n+1 x 6 x 6) and bmat (n+1 x 2 x 6 x 6); DA_W and PB_W are the
+# forward-dynamics derivatives' (aba_deriv.py): the change of A_W when ddq changes, and its force below
+V_W, A_W, F_W, H_W, DA_W, PB_W = range(6)
 IC, BC = range(2)
 
 
@@ -207,10 +208,12 @@ def mat6_vec_add(G, x, out):
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_dv, M):
+def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_dv, M, poses_ready, with_dq):
     """dtau/dq (tangent space), dtau/ddq and M = dtau/dddq at (q, dq = v, ddq = a), external
     wrenches read from ws[i].fext (body frame {i}). Inputs are assumed valid. Work arrays:
-    bmat (n+1, 2, 6, 6), bvec (n+1, 4, 6), dvec (nv, 8, 6), tmp (4, 6)."""
+    bmat (n+1, 2, 6, 6), bvec (n+1, 6, 6), dvec (nv, 8, 6), tmp (4, 6). poses_ready: the joint
+    poses T_i and S_i in ws are those of q already (a Table 3 or 4 pass on ws just ran). Without
+    with_dq, dtau_dq is left zero (the tables for it are filled all the same)."""
     n = m.shape[0] - 1
     nv = m[0].nv
     set_identity_pose(ws[0])
@@ -224,7 +227,8 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
         mb = m[i]
         wb = ws[i]
         lp = mb.parent
-        joint_pose(mb, wb, q, v, False)
+        if not poses_ready:
+            joint_pose(mb, wb, q, v, False)
         world_pose_body(wb, ws[lp])
         Rw = wb.Rw
         pw = wb.pw
@@ -331,11 +335,40 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
                 y = iv + k
                 dtau_dv[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_V) + rows_dot(dvec, y, ROW_B, x, S_W)
                 M[y, x] = rows_dot(dvec, y, ROW_A, x, S_W)
+            M[x, x] += mb.armature[e]
+            j = mb.parent
+            while j > 0:
+                mj = m[j]
+                for k in range(mj.nv):
+                    y = mj.iv + k
+                    dtau_dv[y, x] = rows_dot(dvec, y, S_W, x, U_V)
+                    dtau_dv[x, y] = rows_dot(dvec, x, ROW_A, y, SIG_V) + rows_dot(dvec, x, ROW_B, y, S_W)
+                    Mxy = rows_dot(dvec, y, S_W, x, ROW_A)
+                    M[x, y] = Mxy
+                    M[y, x] = Mxy
+                j = mj.parent
+    if with_dq:
+        pairs_dq(m, dvec, dtau_dq)
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def pairs_dq(m, dvec, dtau_dq):
+    """dtau/dq from the per-coordinate tables, entry (j, e) for every ancestor pair (the other
+    entries of dtau_dq are left as they are: zero)."""
+    n = m.shape[0] - 1
+    for i in range(1, n + 1):
+        mb = m[i]
+        iv = mb.iv
+        nj = mb.nv
+        univ = mb.code == UNIVERSAL
+        for e in range(nj):
+            x = iv + e
+            for k in range(nj):
+                y = iv + k
                 if univ and k < e:
                     dtau_dq[y, x] = rows_dot(dvec, y, S_W, x, U_Q)
                 else:
                     dtau_dq[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_Q) + rows_dot(dvec, y, ROW_B, x, RHO)
-            M[x, x] += mb.armature[e]
             j = mb.parent
             while j > 0:
                 mj = m[j]
@@ -343,11 +376,6 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
                     y = mj.iv + k
                     dtau_dq[y, x] = rows_dot(dvec, y, S_W, x, U_Q)
                     dtau_dq[x, y] = rows_dot(dvec, x, ROW_A, y, SIG_Q) + rows_dot(dvec, x, ROW_B, y, RHO)
-                    dtau_dv[y, x] = rows_dot(dvec, y, S_W, x, U_V)
-                    dtau_dv[x, y] = rows_dot(dvec, x, ROW_A, y, SIG_V) + rows_dot(dvec, x, ROW_B, y, S_W)
-                    Mxy = rows_dot(dvec, y, S_W, x, ROW_A)
-                    M[x, y] = Mxy
-                    M[y, x] = Mxy
                 j = mj.parent
 
 
@@ -355,13 +383,13 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
 @njit(cache=True, inline="always")
 def work_views(work, n1, nv):
     """The work arrays carved from one float buffer (length work_size(n1, nv)): bmat (n1, 2, 6, 6),
-    bvec (n1, 4, 6), dvec (nv, 8, 6), tmp (4, 6), and two nv x nv matrices (M, H)."""
+    bvec (n1, 6, 6), dvec (nv, 8, 6), tmp (4, 6), and two nv x nv matrices (M, H)."""
     k0 = n1 * 72
-    k1 = k0 + n1 * 24
+    k1 = k0 + n1 * 36
     k2 = k1 + max(nv, 1) * 48
     k3 = k2 + 24
     k4 = k3 + nv * nv
-    return (work[:k0].reshape((n1, 2, 6, 6)), work[k0:k1].reshape((n1, 4, 6)),
+    return (work[:k0].reshape((n1, 2, 6, 6)), work[k0:k1].reshape((n1, 6, 6)),
             work[k1:k2].reshape((max(nv, 1), 8, 6)), work[k2:k3].reshape((4, 6)),
             work[k3:k4].reshape((nv, nv)), work[k4:k4 + nv * nv].reshape((nv, nv)))
 
@@ -377,7 +405,7 @@ def check_outputs(out):
 
 
 def work_size(n1, nv):
-    return n1 * 96 + max(nv, 1) * 48 + 24 + 2 * nv * nv
+    return n1 * 108 + max(nv, 1) * 48 + 24 + 2 * nv * nv
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
@@ -395,5 +423,5 @@ def rnea_derivatives(m_bytes, ws_bytes, q, v, a, work, out):
     if st != OK:
         return st
     bmat, bvec, dvec, tmp, _, _ = work_views(work, m.shape[0], nv)
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2])
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2], False, True)
     return check_outputs(out)
