@@ -25,6 +25,7 @@ from .plots import PlotPanel
 from .scene import Scene
 from .teachui import TeachingUI
 from .view3d import View3D
+from .recording import RecordingControl
 
 DEFAULT_MODEL = "double_pendulum"
 MAX_RECENT = 8
@@ -107,6 +108,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.state_label = QtWidgets.QLabel("")
         self.state_label.setObjectName("state")
         self.status.addPermanentWidget(self.state_label)
+        self.recording = RecordingControl(self)     # File > Record Video; the red REC indicator
 
     def _build_docks(self):
         self.gallery = Gallery()
@@ -562,8 +564,8 @@ class MainWindow(QtWidgets.QMainWindow):
             action(self, self.recent_menu, p, lambda _=False, p=p: self.open_model(p))
         self.recent_menu.setEnabled(bool(files))
 
-    def save_screenshot(self, path):
-        """PNG of the whole window (3D view included)."""
+    def window_image(self):
+        """QImage of the whole window (3D view included)."""
         img = self.grab().toImage()
         if self.view.widget.isVisible() and self.view.isExposed():
             gl_img = self.view.render_image()
@@ -572,6 +574,11 @@ class MainWindow(QtWidgets.QMainWindow):
             target = QtCore.QRectF(top_left.x(), top_left.y(), self.view.widget.width(), self.view.widget.height())
             painter.drawImage(target, gl_img)
             painter.end()
+        return img
+
+    def save_screenshot(self, path):
+        """PNG of the whole window (3D view included)."""
+        img = self.window_image()
         if not img.save(path, "PNG"):
             raise OSError(f"could not write {path}")
         return img
@@ -590,6 +597,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())
         self.timer.stop()
+        self.recording.stop()
         if self.worker is not None:
             self.worker.stop()
         super().closeEvent(ev)

@@ -17,6 +17,9 @@ from pyqtgraph.opengl.GLViewWidget import GLViewMixin
 from PyQt6 import QtCore, QtGui, QtOpenGL, QtWidgets
 
 
+SAMPLES = 4          # multisample anti-aliasing of the view (the offscreen render uses the same)
+
+
 def _np(m: QtGui.QMatrix4x4):
     return np.array(m.copyDataTo(), dtype=float).reshape(4, 4)
 
@@ -35,6 +38,7 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         fmt = QtGui.QSurfaceFormat(self.requestedFormat())
         fmt.setDepthBufferSize(24)        # a QOpenGLWindow has none unless asked (QOpenGLWidget does)
         fmt.setSwapInterval(0)            # the frame timer paces drawing, not the buffer swap
+        fmt.setSamples(SAMPLES)           # multisampling: smooth edges
         self.setFormat(fmt)
         self.widget = QtWidgets.QWidget.createWindowContainer(self)
         self.widget.setMinimumSize(200, 150)
@@ -44,6 +48,7 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self._drag = None            # (plane point, plane normal)
         self._last_hover = 0.0
         self.frame_times = deque(maxlen=4000)   # perf_counter at each paint
+        self.frame_hooks = []        # called right after each paint, context current (video capture)
         self.setBackgroundColor((236, 238, 242))
 
     def devicePixelRatioF(self):
@@ -52,6 +57,8 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
     def paintGL(self):
         self.frame_times.append(time.perf_counter())
         super().paintGL()
+        for hook in list(self.frame_hooks):
+            hook()
 
     def render_image(self):
         """Render the scene now into an offscreen framebuffer (same size and camera as the view)
