@@ -201,7 +201,7 @@ class VideoRecorder(QtCore.QObject):
             self._timer.start(max(1, int(500 / self.fps)))
         else:
             self.view.frame_hooks.append(self._after_paint)
-            self._timer.start(100)          # duration check while nothing repaints
+            self._timer.start(max(1, int(1000 / self.fps)))   # asks a paint when none came for a frame
             self.view.update()
 
     def stop(self):
@@ -213,6 +213,8 @@ class VideoRecorder(QtCore.QObject):
         self._timer.stop()
         if self._after_paint in self.view.frame_hooks:
             self.view.frame_hooks.remove(self._after_paint)
+        if self.grabbed == 0 and not self.whole_window:     # never painted (hidden): render one picture
+            self._push(0, qimage_rgb(self.view.render_image()))
         w = self._writer
         w.total = total
         w.q.put(None)                      # blocks at most while the queue is full (bounded)
@@ -265,12 +267,15 @@ class VideoRecorder(QtCore.QObject):
         if self.duration is not None and self.elapsed() >= self.duration:
             self.stop()
             return
-        if self.whole_window:
-            slot = self._due_slot()
-            if slot is not None:
-                a = time.perf_counter()
-                self._push(slot, qimage_rgb(self.window.window_image()))
-                self.grab_time.append(time.perf_counter() - a)
+        slot = self._due_slot()
+        if not self.whole_window:
+            if slot is not None and slot > self._last_slot + 1:
+                self.view.update()          # paused: nothing repaints by itself
+            return
+        if slot is not None:
+            a = time.perf_counter()
+            self._push(slot, qimage_rgb(self.window.window_image()))
+            self.grab_time.append(time.perf_counter() - a)
 
 
 class RecordingControl(QtCore.QObject):
