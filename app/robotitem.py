@@ -23,11 +23,14 @@ VERTEX_SHADER = """
     attribute float a_body;
     varying vec4 v_color;
     varying vec3 v_normal;
+    varying vec3 v_pos;
     void main() {
         mat4 mv = u_mv[int(a_body + 0.5)];
         v_normal = normalize(mat3(mv) * a_normal);   // rigid motion: its rotation turns normals
         v_color = a_color;
-        gl_Position = u_proj * (mv * a_position);
+        vec4 p = mv * a_position;
+        v_pos = p.xyz;                               // eye space (lighting)
+        gl_Position = u_proj * p;
     }
 """ % MAX_BODIES
 
@@ -136,6 +139,10 @@ class RobotMeshItem(GLGraphicsItem):
             u_proj = GL.glGetUniformLocation(program, "u_proj")
             u_mv = GL.glGetUniformLocation(program, "u_mv")
             GL.glUniformMatrix4fv(u_proj, 1, GL.GL_TRUE, P.astype(np.float32))
+            u_up = GL.glGetUniformLocation(program, "u_up")
+            if u_up != -1:              # the world's up direction in eye space (the lights' frame)
+                up = MV[:3, :3] @ np.array([0.0, 0.0, 1.0])
+                GL.glUniform3f(u_up, *(up / max(np.linalg.norm(up), 1e-12)))
             self._ibo.bind()
             for bodies, start, count in self.chunks:
                 GL.glUniformMatrix4fv(u_mv, len(bodies), GL.GL_TRUE, np.ascontiguousarray(MVb[bodies]))

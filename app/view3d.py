@@ -49,7 +49,8 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self._last_hover = 0.0
         self.frame_times = deque(maxlen=4000)   # perf_counter at each paint
         self.frame_hooks = []        # called right after each paint, context current (video capture)
-        self.setBackgroundColor((236, 238, 242))
+        from .scene import BACKGROUND
+        self.setBackgroundColor(BACKGROUND)
 
     def devicePixelRatioF(self):
         return self.devicePixelRatio()
@@ -68,6 +69,7 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self.makeCurrent()
         fmt = QtOpenGL.QOpenGLFramebufferObjectFormat()
         fmt.setAttachment(QtOpenGL.QOpenGLFramebufferObject.Attachment.CombinedDepthStencil)
+        fmt.setSamples(SAMPLES)           # anti-aliased like the view (toImage resolves the samples)
         fbo = QtOpenGL.QOpenGLFramebufferObject(w, h, fmt)
         try:
             fbo.bind()

@@ -1,0 +1,166 @@
+"""The floor of the 3D view: one large square drawn by its own shader, a subtle checker with thin
+grid lines (anti-aliased with screen-space derivatives), fading into the background colour towards
+the horizon, and soft blob shadows under the bodies (a light straight above: each body darkens a
+Gaussian disc under its box, fainter and wider the higher it is). One quad and a loop over at most
+``MAX_BLOBS`` discs per pixel: cheap enough for software GL."""
+from __future__ import annotations
+
+import numpy as np
+from OpenGL import GL
+from pyqtgraph.opengl import shaders
+from pyqtgraph.opengl.GLGraphicsItem import GLGraphicsItem
+from PyQt6 import QtGui
+
+MAX_BLOBS = 24
+
+VERTEX = """
+    uniform mat4 u_mvp;
+    attribute vec4 a_position;
+    varying vec2 v_xy;
+    void main() {
+        v_xy = a_position.xy;
+        gl_Position = u_mvp * a_position;
+    }
+"""
+
+FRAGMENT = """
+    #ifdef GL_ES
+    #extension GL_OES_standard_derivatives : enable
+    precision highp float;
+    #endif
+    uniform vec2 u_center;      // fading centre (x, y)
+    uniform vec2 u_fade;        // distances where the fade to the background starts and ends
+    uniform float u_cell;       // checker cell size (m)
+    uniform vec3 u_base;        // floor colour
+    uniform vec3 u_bg;          // background (horizon) colour
+    uniform int u_nblobs;
+    uniform vec4 u_blobs[%d];   // x, y, radius, darkness
+    varying vec2 v_xy;
+    void main() {
+        vec2 p = v_xy / u_cell;
+        vec2 w = max(fwidth(p), vec2(1e-6));
+        // checker, filtered: the cell pattern fades to its mean where cells get small on screen
+        vec2 f = fract(p * 0.5) - 0.5;
+        float chk = (f.x * f.y < 0.0) ? 1.0 : 0.0;
+        float detail = 1.0 - clamp(max(w.x, w.y) * 1.5 - 0.25, 0.0, 1.0);
+        vec3 col = u_base * mix(0.98, mix(0.96, 1.0, chk), detail);
+        // thin lines on the cell edges, a stronger one every 5 cells
+        vec2 g = abs(fract(p - 0.5) - 0.5) / w;
+        float line = (1.0 - min(min(g.x, g.y), 1.0)) * detail;
+        vec2 p5 = p / 5.0;
+        vec2 w5 = max(fwidth(p5), vec2(1e-6));
+        vec2 g5 = abs(fract(p5 - 0.5) - 0.5) / w5;
+        float line5 = (1.0 - min(min(g5.x, g5.y), 1.0)) * (1.0 - clamp(max(w5.x, w5.y) - 0.3, 0.0, 1.0));
+        col *= 1.0 - 0.025 * line - 0.08 * line5;
+        // blob shadows
+        float light = 1.0;
+        for (int i = 0; i < %d; i++) {
+            if (i >= u_nblobs) break;
+            vec4 b = u_blobs[i];
+            vec2 d = (v_xy - b.xy) / b.z;
+            light *= 1.0 - b.w * exp(-dot(d, d) * 1.5);
+        }
+        col *= light;
+        float fade = smoothstep(u_fade.x, u_fade.y, length(v_xy - u_center));
+        gl_FragColor = vec4(mix(col, u_bg, fade), 1.0);
+    }
+""" % (MAX_BLOBS, MAX_BLOBS)
+
+
+def floor_shader():
+    return shaders.ShaderProgram("jointlab_floor", [shaders.VertexShader(VERTEX), shaders.FragmentShader(FRAGMENT)])
+
+
+class FloorItem(GLGraphicsItem):
+    """``set_extent(centre, radius, z)``: the floor under a model of that size, at height z.
+    ``set_blobs(blobs)``: (k, 4) array of shadow discs (x, y, radius, darkness 0..1)."""
+
+    def __init__(self, background=(236, 238, 242), base=(0.86, 0.87, 0.89)):
+        super().__init__()
+        self.setGLOptions("opaque")
+        self.setDepthValue(-10)           # first: the robot and overlays draw over it
+        self.shader = floor_shader()
+        self.background = np.asarray(background, dtype=float)[:3] / 255.0
+        self.base = np.asarray(base, dtype=float)
+        self.center = np.zeros(2)
+        self.z = 0.0
+        self.half = 20.0
+        self.fade = (5.0, 18.0)
+        self.cell = 0.1
+        self.blobs = np.zeros((0, 4), np.float32)
+
+    def set_extent(self, centre, radius, z=0.0):
+        r = max(float(radius), 0.05)
+        self.center = np.asarray(centre, dtype=float)[:2].copy()
+        self.z = float(z)
+        self.half = 60.0 * r
+        self.fade = (2.5 * r, 40.0 * r)
+        # checker cell: a round size giving about 8 cells across the model
+        cells = np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0])
+        self.cell = float(cells[np.argmin(np.abs(np.log(cells / (r / 4.0))))])
+        self.update()
+
+    def set_blobs(self, blobs):
+        b = np.asarray(blobs, dtype=np.float32).reshape(-1, 4)
+        if len(b) > MAX_BLOBS:             # keep the widest
+            b = b[np.argsort(-b[:, 2])[:MAX_BLOBS]]
+        self.blobs = np.ascontiguousarray(b)
+        self.update()
+
+    def paint(self):
+        self.setupGLState()
+        view = self.view()
+        P = np.array(view.currentProjection().copyDataTo(), dtype=np.float64).reshape(4, 4)
+        MV = np.array(self.modelViewMatrix().copyDataTo(), dtype=np.float64).reshape(4, 4)
+        cx, cy = self.center
+        h, z = self.half, self.z
+        quad = np.array([[cx - h, cy - h, z], [cx + h, cy - h, z], [cx + h, cy + h, z],
+                         [cx - h, cy - h, z], [cx + h, cy + h, z], [cx - h, cy + h, z]], dtype=np.float32)
+        ctx = QtGui.QOpenGLContext.currentContext()
+        program = self.shader.program(es2_compat=ctx.hasExtension(b"GL_ARB_ES2_compatibility"))
+        with self.shader:
+            loc = GL.glGetAttribLocation(program, "a_position")
+            GL.glUniformMatrix4fv(GL.glGetUniformLocation(program, "u_mvp"), 1, GL.GL_TRUE,
+                                  (P @ MV).astype(np.float32))
+            GL.glUniform2f(GL.glGetUniformLocation(program, "u_center"), cx, cy)
+            GL.glUniform2f(GL.glGetUniformLocation(program, "u_fade"), *self.fade)
+            GL.glUniform1f(GL.glGetUniformLocation(program, "u_cell"), self.cell)
+            GL.glUniform3f(GL.glGetUniformLocation(program, "u_base"), *self.base)
+            GL.glUniform3f(GL.glGetUniformLocation(program, "u_bg"), *self.background)
+            n = len(self.blobs)
+            GL.glUniform1i(GL.glGetUniformLocation(program, "u_nblobs"), n)
+            if n:
+                GL.glUniform4fv(GL.glGetUniformLocation(program, "u_blobs"), n, self.blobs)
+            GL.glEnableVertexAttribArray(loc)
+            GL.glVertexAttribPointer(loc, 3, GL.GL_FLOAT, False, 0, quad)
+            GL.glDrawArrays(GL.GL_TRIANGLES, 0, 6)
+            GL.glDisableVertexAttribArray(loc)
+
+
+def body_boxes(robot):
+    """{body: (8, 3) corners of the body-frame bounding box of its meshes} of a RobotMeshItem."""
+    boxes = {}
+    for k in robot.bodies:
+        V = robot.body_vertices(k)
+        if not len(V):
+            continue
+        lo, hi = V.min(0), V.max(0)
+        boxes[k] = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    return boxes
+
+
+def shadow_blobs(boxes, poses, floor_z, scale):
+    """(k, 4) shadow discs (x, y, radius, darkness) of bodies posed at ``poses`` above a floor at
+    ``floor_z``; ``scale``: the model's radius (sets how fast a shadow fades with height)."""
+    out = []
+    for k, C in boxes.items():
+        T = poses[k]
+        W = C @ T[:3, :3].T + T[:3, 3]
+        lo, hi = W.min(0), W.max(0)
+        half = 0.5 * (hi[:2] - lo[:2])
+        radius = max(float(np.sqrt(half[0] * half[1]) * 1.3), 0.25 * float(half.max()), 1e-3)
+        height = max(float(lo[2] - floor_z), 0.0)
+        soft = 1.0 + height / max(scale, 1e-6)          # higher: wider and fainter
+        out.append((0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), radius * (0.6 + 0.4 * soft),
+                    0.5 / soft))
+    return np.array(out, dtype=np.float32).reshape(-1, 4)
