@@ -1,8 +1,9 @@
 """The floor of the 3D view: one large square drawn by its own shader, a subtle checker with thin
 grid lines (anti-aliased with screen-space derivatives), fading into the background colour towards
 the horizon, and soft blob shadows under the bodies (a light straight above: each body darkens a
-Gaussian disc under its box, fainter and wider the higher it is). One quad and a loop over at most
-``MAX_BLOBS`` discs per pixel: cheap enough for software GL."""
+Gaussian disc under its box, fainter and wider the higher it is). The floor is one quad; each shadow
+is a small quad multiplied onto it (a loop over the discs in the floor's shader cost 25 ms a frame
+under software GL, the quads well under 1 ms)."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,8 +34,6 @@ FRAGMENT = """
     uniform float u_cell;       // checker cell size (m)
     uniform vec3 u_base;        // floor colour
     uniform vec3 u_bg;          // background (horizon) colour
-    uniform int u_nblobs;
-    uniform vec4 u_blobs[%d];   // x, y, radius, darkness
     varying vec2 v_xy;
     void main() {
         vec2 p = v_xy / u_cell;
@@ -52,23 +51,44 @@ FRAGMENT = """
         vec2 g5 = abs(fract(p5 - 0.5) - 0.5) / w5;
         float line5 = (1.0 - min(min(g5.x, g5.y), 1.0)) * (1.0 - clamp(max(w5.x, w5.y) - 0.3, 0.0, 1.0));
         col *= 1.0 - 0.025 * line - 0.08 * line5;
-        // blob shadows
-        float light = 1.0;
-        for (int i = 0; i < %d; i++) {
-            if (i >= u_nblobs) break;
-            vec4 b = u_blobs[i];
-            vec2 d = (v_xy - b.xy) / b.z;
-            light *= 1.0 - b.w * exp(-dot(d, d) * 1.5);
-        }
-        col *= light;
         float fade = smoothstep(u_fade.x, u_fade.y, length(v_xy - u_center));
         gl_FragColor = vec4(mix(col, u_bg, fade), 1.0);
     }
-""" % (MAX_BLOBS, MAX_BLOBS)
+"""
+
+# shadows: one small quad per body, multiplied onto the floor (cost in proportion to their area)
+SHADOW_VERTEX = """
+    uniform mat4 u_mvp;
+    attribute vec4 a_position;
+    attribute vec3 a_blob;      // position in the disc (radius units), darkness
+    varying vec3 v_blob;
+    void main() {
+        v_blob = a_blob;
+        gl_Position = u_mvp * a_position;
+    }
+"""
+
+SHADOW_FRAGMENT = """
+    #ifdef GL_ES
+    precision mediump float;
+    #endif
+    varying vec3 v_blob;
+    void main() {
+        float s = v_blob.z * exp(-dot(v_blob.xy, v_blob.xy) * 1.5);
+        gl_FragColor = vec4(vec3(1.0 - s), 1.0);
+    }
+"""
+SHADOW_EXTENT = 2.0        # the quad's half size in disc radii (exp(-6) beyond: invisible)
+
 
 
 def floor_shader():
     return shaders.ShaderProgram("jointlab_floor", [shaders.VertexShader(VERTEX), shaders.FragmentShader(FRAGMENT)])
+
+
+def shadow_shader():
+    return shaders.ShaderProgram("jointlab_shadow", [shaders.VertexShader(SHADOW_VERTEX),
+                                                     shaders.FragmentShader(SHADOW_FRAGMENT)])
 
 
 class FloorItem(GLGraphicsItem):
@@ -80,6 +100,7 @@ class FloorItem(GLGraphicsItem):
         self.setGLOptions("opaque")
         self.setDepthValue(-10)           # first: the robot and overlays draw over it
         self.shader = floor_shader()
+        self.shadow = shadow_shader()
         self.background = np.asarray(background, dtype=float)[:3] / 255.0
         self.base = np.asarray(base, dtype=float)
         self.center = np.zeros(2)
@@ -127,14 +148,40 @@ class FloorItem(GLGraphicsItem):
             GL.glUniform1f(GL.glGetUniformLocation(program, "u_cell"), self.cell)
             GL.glUniform3f(GL.glGetUniformLocation(program, "u_base"), *self.base)
             GL.glUniform3f(GL.glGetUniformLocation(program, "u_bg"), *self.background)
-            n = len(self.blobs)
-            GL.glUniform1i(GL.glGetUniformLocation(program, "u_nblobs"), n)
-            if n:
-                GL.glUniform4fv(GL.glGetUniformLocation(program, "u_blobs"), n, self.blobs)
             GL.glEnableVertexAttribArray(loc)
             GL.glVertexAttribPointer(loc, 3, GL.GL_FLOAT, False, 0, quad)
             GL.glDrawArrays(GL.GL_TRIANGLES, 0, 6)
             GL.glDisableVertexAttribArray(loc)
+        if len(self.blobs):
+            self._paint_shadows(P @ MV, ctx)
+
+    def _paint_shadows(self, mvp, ctx):
+        b = self.blobs
+        k = len(b)
+        corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, -1], [1, 1], [-1, 1]], dtype=np.float32) * SHADOW_EXTENT
+        pos = np.empty((k, 6, 3), np.float32)
+        pos[:, :, :2] = b[:, None, :2] + corners[None] * b[:, None, 2:3]
+        pos[:, :, 2] = self.z
+        blob = np.empty((k, 6, 3), np.float32)
+        blob[:, :, :2] = corners[None]
+        blob[:, :, 2] = b[:, None, 3]
+        program = self.shadow.program(es2_compat=ctx.hasExtension(b"GL_ARB_ES2_compatibility"))
+        GL.glDisable(GL.GL_DEPTH_TEST)         # on the floor, under everything drawn later
+        GL.glEnable(GL.GL_BLEND)
+        GL.glBlendFunc(GL.GL_DST_COLOR, GL.GL_ZERO)       # floor colour x (1 - darkness)
+        with self.shadow:
+            GL.glUniformMatrix4fv(GL.glGetUniformLocation(program, "u_mvp"), 1, GL.GL_TRUE, mvp.astype(np.float32))
+            locs = []
+            for name, arr in (("a_position", pos), ("a_blob", blob)):
+                loc = GL.glGetAttribLocation(program, name)
+                GL.glEnableVertexAttribArray(loc)
+                GL.glVertexAttribPointer(loc, 3, GL.GL_FLOAT, False, 0, np.ascontiguousarray(arr.reshape(-1, 3)))
+                locs.append(loc)
+            GL.glDrawArrays(GL.GL_TRIANGLES, 0, 6 * k)
+            for loc in locs:
+                GL.glDisableVertexAttribArray(loc)
+        GL.glDisable(GL.GL_BLEND)
+        GL.glEnable(GL.GL_DEPTH_TEST)
 
 
 def body_boxes(robot):

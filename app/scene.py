@@ -43,13 +43,17 @@ def lit_fragment():
             vec3 key = normalize(0.9 * up + vec3(0.45, 0.0, 0.0) + 0.6 * e);
             vec3 fill = normalize(0.25 * up + vec3(-0.8, 0.0, 0.0) + 0.5 * e);
             float hemi = 0.5 + 0.5 * dot(n, up);
-            float amb = mix(0.26, 0.42, hemi);
+            float amb = mix(0.2, 0.38, hemi);
             float kd = max(dot(n, key), 0.0);
             float fd = max(dot(n, fill), 0.0);
-            float spec = pow(max(dot(n, normalize(key + e)), 0.0), 48.0) * 0.28 * step(0.0, kd);
-            float rim = pow(1.0 - max(dot(n, e), 0.0), 3.0) * 0.12;
+            float h = max(dot(n, normalize(key + e)), 0.0);
+            float h4 = h * h * h * h;
+            float h16 = h4 * h4 * h4 * h4;
+            float spec = h16 * h16 * h16 * 0.28;              // h^48 by products (cheap in software GL)
+            float r = 1.0 - max(dot(n, e), 0.0);
+            float rim = r * r * r * 0.12;
             vec3 base = v_color.rgb;
-            vec3 rgb = base * (amb + 0.62 * kd + 0.22 * fd) + vec3(spec + rim);
+            vec3 rgb = base * (amb + 0.72 * kd + 0.22 * fd) + vec3(spec + rim);
             gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
         }
     """)
