@@ -185,29 +185,33 @@ class FloorItem(GLGraphicsItem):
 
 
 def body_boxes(robot):
-    """{body: (8, 3) corners of the body-frame bounding box of its meshes} of a RobotMeshItem."""
-    boxes = {}
+    """(bodies, corners): the body indices with meshes and the (k, 8, 3) corners of each one's
+    body-frame bounding box (of a RobotMeshItem's meshes)."""
+    ks, boxes = [], []
     for k in robot.bodies:
         V = robot.body_vertices(k)
         if not len(V):
             continue
         lo, hi = V.min(0), V.max(0)
-        boxes[k] = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
-    return boxes
+        ks.append(k)
+        boxes.append([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    return np.array(ks, dtype=int), np.array(boxes, dtype=float).reshape(-1, 8, 3)
 
 
 def shadow_blobs(boxes, poses, floor_z, scale):
     """(k, 4) shadow discs (x, y, radius, darkness) of bodies posed at ``poses`` above a floor at
-    ``floor_z``; ``scale``: the model's radius (sets how fast a shadow fades with height)."""
-    out = []
-    for k, C in boxes.items():
-        T = poses[k]
-        W = C @ T[:3, :3].T + T[:3, 3]
-        lo, hi = W.min(0), W.max(0)
-        half = 0.5 * (hi[:2] - lo[:2])
-        radius = max(float(np.sqrt(half[0] * half[1]) * 1.3), 0.25 * float(half.max()), 1e-3)
-        height = max(float(lo[2] - floor_z), 0.0)
-        soft = 1.0 + height / max(scale, 1e-6)          # higher: wider and fainter
-        out.append((0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), radius * (0.6 + 0.4 * soft),
-                    0.5 / soft))
-    return np.array(out, dtype=np.float32).reshape(-1, 4)
+    ``floor_z``; ``boxes`` from ``body_boxes``; ``scale``: the model's radius (sets how fast a
+    shadow fades with height). Vectorised: it runs every frame."""
+    ks, C = boxes
+    if not len(ks):
+        return np.zeros((0, 4), np.float32)
+    T = np.asarray(poses, dtype=float)[ks]                          # (k, 4, 4)
+    W = np.einsum("kij,kcj->kci", T[:, :3, :3], C) + T[:, None, :3, 3]
+    lo, hi = W.min(axis=1), W.max(axis=1)
+    half = 0.5 * (hi[:, :2] - lo[:, :2])
+    radius = np.maximum(np.maximum(np.sqrt(half[:, 0] * half[:, 1]) * 1.3, 0.25 * half.max(axis=1)), 1e-3)
+    height = np.maximum(lo[:, 2] - floor_z, 0.0)
+    soft = 1.0 + height / max(scale, 1e-6)                          # higher: wider and fainter
+    out = np.stack((0.5 * (lo[:, 0] + hi[:, 0]), 0.5 * (lo[:, 1] + hi[:, 1]), radius * (0.6 + 0.4 * soft),
+                    0.5 / soft), axis=1)
+    return out.astype(np.float32)

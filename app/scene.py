@@ -22,39 +22,14 @@ from .robotitem import RobotMeshItem, body_shader
 BACKGROUND = (236, 238, 242)        # the view's clear colour; the floor fades into it (horizon)
 
 def lit_fragment():
-    """Lighting in eye space, lights placed relative to the camera and the world's up (``u_up``): a
-    hemisphere ambient (sky above, a darker floor bounce below), a key light from above, in front
-    and to the right with a soft specular highlight, a weaker fill light from the left, and a thin
-    rim that lifts silhouettes off the background. Faces seen from behind (open meshes) are lit
-    as their front."""
+    """The bodies' fragment shader: the colour lit per vertex (``robotitem.VERTEX_SHADER``)."""
     return shaders.FragmentShader("""
         #ifdef GL_ES
         precision mediump float;
         #endif
-        uniform vec3 u_up;
         varying vec4 v_color;
-        varying vec3 v_normal;
-        varying vec3 v_pos;
         void main() {
-            vec3 n = normalize(v_normal);
-            vec3 e = normalize(-v_pos);                       // towards the eye
-            if (dot(n, e) < 0.0) n = -n;
-            vec3 up = normalize(u_up);
-            vec3 key = normalize(0.9 * up + vec3(0.45, 0.0, 0.0) + 0.6 * e);
-            vec3 fill = normalize(0.25 * up + vec3(-0.8, 0.0, 0.0) + 0.5 * e);
-            float hemi = 0.5 + 0.5 * dot(n, up);
-            float amb = mix(0.2, 0.38, hemi);
-            float kd = max(dot(n, key), 0.0);
-            float fd = max(dot(n, fill), 0.0);
-            float h = max(dot(n, normalize(key + e)), 0.0);
-            float h4 = h * h * h * h;
-            float h16 = h4 * h4 * h4 * h4;
-            float spec = h16 * h16 * h16 * 0.28;              // h^48 by products (cheap in software GL)
-            float r = 1.0 - max(dot(n, e), 0.0);
-            float rim = r * r * r * 0.12;
-            vec3 base = v_color.rgb;
-            vec3 rgb = base * (amb + 0.72 * kd + 0.22 * fd) + vec3(spec + rim);
-            gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
+            gl_FragColor = v_color;
         }
     """)
 
@@ -120,7 +95,7 @@ class Scene:
         self.constraint_arrows = []     # [(constraint, world point, arrow vector)] as last drawn (forces)
         self.floor = FloorItem(background=BACKGROUND)
         view.addItem(self.floor)
-        self._boxes = {}                 # body: corners of its meshes' box (shadows)
+        self._boxes = ((), ())           # bodies, corners of their meshes' boxes (shadows)
         self.shadows = True
         self.body_poses = None
         self._shader = body_shader(lit_fragment())
@@ -198,14 +173,14 @@ class Scene:
                 axis = S[:3] if np.linalg.norm(S[:3]) > 1e-9 else S[3:]
                 self._joint_axes.append((j.body, axis / np.linalg.norm(axis)))
         self._coms = [model.body_inertia(k).com for k in range(1, model.nbodies + 1)]
-        self._boxes = {}
+        self._boxes = ((), ())
         self.update_pose(q)
         self.extent = self._extent()
         c, r = self.extent
         self._boxes = body_boxes(self.robot)
         # the floor at z = 0 (the world's ground), lowered under a model that starts below it
         low = min((float((C @ self.body_poses[k][:3, :3].T)[:, 2].min() + self.body_poses[k][2, 3])
-                   for k, C in self._boxes.items()), default=0.0)
+                   for k, C in zip(*self._boxes)), default=0.0)
         self.floor.set_extent(c, r, z=min(0.0, low - 0.01 * r))
         self._update_shadows()
 
@@ -241,7 +216,7 @@ class Scene:
             self._update_shadows()
 
     def _update_shadows(self):
-        on = self.shadows and self.robot is not None and self.robot.visible() and bool(self._boxes)
+        on = self.shadows and self.robot is not None and self.robot.visible() and len(self._boxes[0]) > 0
         self.floor.set_blobs(shadow_blobs(self._boxes, self.body_poses, self.floor.z, self.extent[1])
                              if on else np.zeros((0, 4)))
 
