@@ -12,7 +12,7 @@ from pyqtgraph.opengl import shaders
 from pyqtgraph.opengl.GLGraphicsItem import GLGraphicsItem
 from PyQt6 import QtGui
 
-MAX_BLOBS = 24
+MAX_BLOBS = 96
 
 VERTEX = """
     uniform mat4 u_mvp;
@@ -184,23 +184,28 @@ class FloorItem(GLGraphicsItem):
         GL.glEnable(GL.GL_DEPTH_TEST)
 
 
-def body_boxes(robot):
-    """(bodies, corners): the body indices with meshes and the (k, 8, 3) corners of each one's
-    body-frame bounding box (of a RobotMeshItem's meshes)."""
+def shape_boxes(visuals):
+    """(bodies, corners): for each drawn shape, its body index and the (8, 3) corners of its
+    bounding box in the body frame (one shadow per shape: a body made of separate parts, like the
+    ground's two posts, casts two shadows, not one across the gap)."""
+    from . import meshes
     ks, boxes = [], []
-    for k in robot.bodies:
-        V = robot.body_vertices(k)
-        if not len(V):
-            continue
+    for s in visuals:
+        if s.kind == "mesh" and s.vertices is not None and len(s.vertices):
+            V = np.asarray(s.vertices, dtype=float)
+        else:
+            V = meshes.shape_mesh(s)[0]
         lo, hi = V.min(0), V.max(0)
-        ks.append(k)
-        boxes.append([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        C = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        P = np.asarray(s.placement, dtype=float)
+        ks.append(s.body)
+        boxes.append(C @ P[:3, :3].T + P[:3, 3])
     return np.array(ks, dtype=int), np.array(boxes, dtype=float).reshape(-1, 8, 3)
 
 
 def shadow_blobs(boxes, poses, floor_z, scale):
     """(k, 4) shadow discs (x, y, radius, darkness) of bodies posed at ``poses`` above a floor at
-    ``floor_z``; ``boxes`` from ``body_boxes``; ``scale``: the model's radius (sets how fast a
+    ``floor_z``; ``boxes`` from ``shape_boxes``; ``scale``: the model's radius (sets how fast a
     shadow fades with height). Vectorised: it runs every frame."""
     ks, C = boxes
     if not len(ks):

@@ -16,7 +16,7 @@ from PyQt6 import QtGui
 
 from . import meshes
 from .picking import pick
-from .floor import FloorItem, body_boxes, shadow_blobs
+from .floor import FloorItem, shadow_blobs, shape_boxes
 from .robotitem import RobotMeshItem, body_shader
 
 BACKGROUND = (236, 238, 242)        # the view's clear colour; the floor fades into it (horizon)
@@ -95,7 +95,7 @@ class Scene:
         self.constraint_arrows = []     # [(constraint, world point, arrow vector)] as last drawn (forces)
         self.floor = FloorItem(background=BACKGROUND)
         view.addItem(self.floor)
-        self._boxes = ((), ())           # bodies, corners of their meshes' boxes (shadows)
+        self._boxes = ((), ())           # body of each shape, corners of its box (shadows)
         self.shadows = True
         self.body_poses = None
         self._shader = body_shader(lit_fragment())
@@ -177,7 +177,7 @@ class Scene:
         self.update_pose(q)
         self.extent = self._extent()
         c, r = self.extent
-        self._boxes = body_boxes(self.robot)
+        self._boxes = shape_boxes(model.visuals)
         # the floor at z = 0 (the world's ground), lowered under a model that starts below it
         low = min((float((C @ self.body_poses[k][:3, :3].T)[:, 2].min() + self.body_poses[k][2, 3])
                    for k, C in zip(*self._boxes)), default=0.0)
