@@ -78,6 +78,7 @@ SHADOW_FRAGMENT = """
         gl_FragColor = vec4(vec3(1.0 - s), 1.0);
     }
 """
+PENUMBRA = 0.3           # penumbra radius per metre of height
 SHADOW_EXTENT = 2.0        # the quad's half size in disc radii (exp(-6) beyond: invisible)
 
 
@@ -203,10 +204,9 @@ def shape_boxes(visuals):
     return np.array(ks, dtype=int), np.array(boxes, dtype=float).reshape(-1, 8, 3)
 
 
-def shadow_blobs(boxes, poses, floor_z, scale):
+def shadow_blobs(boxes, poses, floor_z):
     """(k, 4) shadow discs (x, y, radius, darkness) of bodies posed at ``poses`` above a floor at
-    ``floor_z``; ``boxes`` from ``shape_boxes``; ``scale``: the model's radius (sets how fast a
-    shadow fades with height). Vectorised: it runs every frame."""
+    ``floor_z``; ``boxes`` from ``shape_boxes``. Vectorised: it runs every frame."""
     ks, C = boxes
     if not len(ks):
         return np.zeros((0, 4), np.float32)
@@ -216,7 +216,9 @@ def shadow_blobs(boxes, poses, floor_z, scale):
     half = 0.5 * (hi[:, :2] - lo[:, :2])
     radius = np.maximum(np.maximum(np.sqrt(half[:, 0] * half[:, 1]) * 1.3, 0.25 * half.max(axis=1)), 1e-3)
     height = np.maximum(lo[:, 2] - floor_z, 0.0)
-    soft = 1.0 + height / max(scale, 1e-6)                          # higher: wider and fainter
-    out = np.stack((0.5 * (lo[:, 0] + hi[:, 0]), 0.5 * (lo[:, 1] + hi[:, 1]), radius * (0.6 + 0.4 * soft),
-                    0.5 / soft), axis=1)
+    # a light of some size: the penumbra grows with the height, and the same shadow spreads over
+    # it (a small part high up casts almost nothing; a foot on the floor a dark spot)
+    blurred = np.sqrt(radius * radius + (PENUMBRA * height) ** 2)
+    out = np.stack((0.5 * (lo[:, 0] + hi[:, 0]), 0.5 * (lo[:, 1] + hi[:, 1]), blurred,
+                    0.5 * (radius / blurred) ** 2), axis=1)
     return out.astype(np.float32)

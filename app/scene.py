@@ -217,7 +217,7 @@ class Scene:
 
     def _update_shadows(self):
         on = self.shadows and self.robot is not None and self.robot.visible() and len(self._boxes[0]) > 0
-        self.floor.set_blobs(shadow_blobs(self._boxes, self.body_poses, self.floor.z, self.extent[1])
+        self.floor.set_blobs(shadow_blobs(self._boxes, self.body_poses, self.floor.z)
                              if on else np.zeros((0, 4)))
 
     def update(self, snap, wrenches=None):
