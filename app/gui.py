@@ -200,6 +200,10 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
         print("jointlab: --screenshot needs --quit-after SECONDS", file=sys.stderr)
 
     rc = app.exec()
+    rec = win.recording.recorder
+    if rec is not None:          # a video still being written when the window closed: finish the file
+        rec.stop()
+        rec.wait(120)
     if win.worker is not None:
         win.worker.stop()
     if loader.child is not None and loader.child.poll() is None:
