@@ -1,6 +1,7 @@
 """Command line of JointLab.
 
     jointlab [MODEL | LESSON.jlab] [--screenshot PATH --quit-after SECONDS] [--package-path DIR]   open the app
+    jointlab [MODEL | LESSON.jlab] --record FILE.mp4|FILE.gif --quit-after SECONDS   record a video, exit
     jointlab simulate MODEL --duration S --dt DT --integrator NAME --csv OUT          headless run
         [--release-base] [--mode JOINT=torque|acceleration[:LAW] ...] [--lesson FILE.jlab] [--wrench JOINT]
 
@@ -62,6 +63,9 @@ def _gui_parser():
                    help="URDF or MJCF path, model name, or a lesson file (.jlab) (default: double_pendulum)")
     p.add_argument("--screenshot", default=None, metavar="PATH", help="write a PNG of the window and exit (with --quit-after)")
     p.add_argument("--quit-after", type=float, default=None, metavar="SECONDS", help="run this long, then exit")
+    p.add_argument("--record", default=None, metavar="FILE",
+                   help="record the 3D view to FILE (.mp4 or .gif) from when the model runs; with "
+                   "--quit-after S the video is S seconds long and the program exits")
     p.add_argument("--package-path", action="append", default=[], metavar="DIR")
     return p
 
@@ -77,10 +81,17 @@ def main(argv=None):
         for m in list_models():
             print(f"{m['name']:24s} {m.get('title', '')}")
         return 0
-    args = _gui_parser().parse_args(argv)
+    parser = _gui_parser()
+    args = parser.parse_args(argv)
+    if args.record is not None:
+        from .recording import check_video_path
+        try:
+            check_video_path(args.record)
+        except ValueError as exc:
+            parser.error(f"--record: {exc}")
     from .gui import main as gui_main
     return gui_main(args.model, screenshot=args.screenshot, quit_after=args.quit_after,
-                    package_paths=tuple(args.package_path))
+                    package_paths=tuple(args.package_path), record=args.record)
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ class EngineImport:
         return n, len(ENGINE_MODULES), current
 
 
-def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) -> int:
+def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), record=None) -> int:
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PyQt6")
     from PyQt6 import QtCore, QtWidgets
     # import the GUI modules before the engine thread starts: two threads importing the same module
@@ -154,8 +154,26 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) ->
     poll_timer.start(100)
     QtCore.QTimer.singleShot(0, poll)
 
+    if record:       # the video starts when the model runs; with quit_after it lasts that long
+        def record_start(_payload=None):
+            if win.recording.recorder is None:
+                win.recording.start(record, duration=quit_after)
+        win.modelLoaded.connect(record_start, QtCore.Qt.ConnectionType.QueuedConnection)
+
     if quit_after is not None:
         def finish():
+            rec = win.recording.recorder
+            if rec is not None:
+                rec.stop()
+                if not rec.wait(120):
+                    print(f"jointlab: the video {record} was not finished in time", file=sys.stderr)
+                    state["exit"] = 2
+                elif rec.error:
+                    print(f"jointlab: could not write {record}: {rec.error}", file=sys.stderr)
+                    state["exit"] = 2
+                else:
+                    print(f"jointlab: wrote {record} ({rec.frames_written} frames at {rec.fps:g} fps, "
+                          f"{rec.dropped} skipped by a busy encoder)", file=sys.stderr)
             if screenshot:
                 try:
                     win.save_screenshot(screenshot)
@@ -183,6 +201,10 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=()) ->
         print("jointlab: --screenshot needs --quit-after SECONDS", file=sys.stderr)
 
     rc = app.exec()
+    rec = win.recording.recorder
+    if rec is not None:          # a video still being written when the window closed: finish the file
+        rec.stop()
+        rec.wait(120)
     if win.worker is not None:
         win.worker.stop()
     if loader.child is not None and loader.child.poll() is None:

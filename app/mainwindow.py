@@ -27,6 +27,7 @@ from .plotstyle import default_channels
 from .scene import Scene
 from .teachui import TeachingUI
 from .view3d import View3D
+from .recording import RecordingControl
 
 DEFAULT_MODEL = "double_pendulum"
 MAX_RECENT = 8
@@ -132,6 +133,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.rtf_label.setFixedWidth(widest + 10)
         self.status.addPermanentWidget(self.time_label)
         self.status.addPermanentWidget(self.rtf_label)
+        self.recording = RecordingControl(self)     # File > Record Video; the red REC indicator
 
     def _build_docks(self):
         self.gallery = Gallery()
@@ -640,8 +642,8 @@ class MainWindow(QtWidgets.QMainWindow):
             action(self, self.recent_menu, p, lambda _=False, p=p: self.open_model(p))
         self.recent_menu.setEnabled(bool(files))
 
-    def save_screenshot(self, path):
-        """PNG of the whole window (3D view included)."""
+    def window_image(self):
+        """QImage of the whole window (3D view included)."""
         img = self.grab().toImage()
         if self.view.widget.isVisible() and self.view.isExposed():
             gl_img = self.view.render_image()
@@ -650,6 +652,11 @@ class MainWindow(QtWidgets.QMainWindow):
             target = QtCore.QRectF(top_left.x(), top_left.y(), self.view.widget.width(), self.view.widget.height())
             painter.drawImage(target, gl_img)
             painter.end()
+        return img
+
+    def save_screenshot(self, path):
+        """PNG of the whole window (3D view included)."""
+        img = self.window_image()
         if not img.save(path, "PNG"):
             raise OSError(f"could not write {path}")
         return img
@@ -674,6 +681,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())
         self.timer.stop()
+        self.recording.stop()
         if self.worker is not None:
             self.worker.stop()
         super().closeEvent(ev)

@@ -53,6 +53,9 @@ def build_menus(win):
     win._fill_recent()
     fm.addSeparator()
     action(win, fm, "Save &Screenshot…", win._screenshot_dialog, "Ctrl+Shift+S")
+    win.act_record = action(win, fm, "&Record Video…", win.recording.toggle, "Ctrl+Shift+R", checkable=True,
+                            tip="record the 3D view (or the whole window) to MP4 or GIF; again to stop")
+    win.recording.action = win.act_record
     action(win, fm, "&Export Recorded Data (CSV)…", win.plots._export_dialog, "Ctrl+E")
     action(win, fm, "Export &Plot (PNG)…", lambda: win.plots._export_plot_dialog("png"))
     action(win, fm, "Export Plot (S&VG)…", lambda: win.plots._export_plot_dialog("svg"))

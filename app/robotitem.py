@@ -17,17 +17,33 @@ MAX_BODIES = 64      # bodies per draw call (uniform array size)
 VERTEX_SHADER = """
     uniform mat4 u_proj;
     uniform mat4 u_mv[%d];
+    uniform vec3 u_up;
     attribute vec4 a_position;
     attribute vec3 a_normal;
     attribute vec4 a_color;
     attribute float a_body;
     varying vec4 v_color;
-    varying vec3 v_normal;
     void main() {
         mat4 mv = u_mv[int(a_body + 0.5)];
-        v_normal = normalize(mat3(mv) * a_normal);   // rigid motion: its rotation turns normals
-        v_color = a_color;
-        gl_Position = u_proj * (mv * a_position);
+        vec4 p = mv * a_position;
+        gl_Position = u_proj * p;
+        // lighting per vertex (software GL shades every pixel on the CPU: per pixel it cost twice
+        // the frame), in eye space; lights placed relative to the camera and the world's up:
+        // hemisphere ambient (sky above, a darker floor bounce below), a key light from above, in
+        // front and to the right with a soft highlight, a weaker fill from the left, a thin rim.
+        vec3 n = normalize(mat3(mv) * a_normal);   // rigid motion: its rotation turns normals
+        vec3 e = normalize(-p.xyz);                 // towards the eye
+        if (dot(n, e) < 0.0) n = -n;                // open meshes seen from behind: lit as their front
+        vec3 up = normalize(u_up);
+        vec3 key = normalize(0.9 * up + vec3(0.45, 0.0, 0.0) + 0.6 * e);
+        vec3 fill = normalize(0.25 * up + vec3(-0.8, 0.0, 0.0) + 0.5 * e);
+        float amb = mix(0.2, 0.38, 0.5 + 0.5 * dot(n, up));
+        float kd = max(dot(n, key), 0.0);
+        float fd = max(dot(n, fill), 0.0);
+        float spec = pow(max(dot(n, normalize(key + e)), 0.0), 24.0) * 0.22;
+        float rim = pow(1.0 - max(dot(n, e), 0.0), 3.0) * 0.12;
+        vec3 rgb = a_color.rgb * (amb + 0.72 * kd + 0.22 * fd) + vec3(spec + rim);
+        v_color = vec4(min(rgb, vec3(1.0)), a_color.a);
     }
 """ % MAX_BODIES
 
@@ -136,6 +152,10 @@ class RobotMeshItem(GLGraphicsItem):
             u_proj = GL.glGetUniformLocation(program, "u_proj")
             u_mv = GL.glGetUniformLocation(program, "u_mv")
             GL.glUniformMatrix4fv(u_proj, 1, GL.GL_TRUE, P.astype(np.float32))
+            u_up = GL.glGetUniformLocation(program, "u_up")
+            if u_up != -1:              # the world's up direction in eye space (the lights' frame)
+                up = MV[:3, :3] @ np.array([0.0, 0.0, 1.0])
+                GL.glUniform3f(u_up, *(up / max(np.linalg.norm(up), 1e-12)))
             self._ibo.bind()
             for bodies, start, count in self.chunks:
                 GL.glUniformMatrix4fv(u_mv, len(bodies), GL.GL_TRUE, np.ascontiguousarray(MVb[bodies]))

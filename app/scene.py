@@ -16,22 +16,20 @@ from PyQt6 import QtGui
 
 from . import meshes
 from .picking import pick
+from .floor import FloorItem, shadow_blobs, shape_boxes
 from .robotitem import RobotMeshItem, body_shader
 
+BACKGROUND = (236, 238, 242)        # the view's clear colour; the floor fades into it (horizon)
+
 def lit_fragment():
-    """Lighting: ambient, a head light (at the eye) and a key light from above-right."""
+    """The bodies' fragment shader: the colour lit per vertex (``robotitem.VERTEX_SHADER``)."""
     return shaders.FragmentShader("""
         #ifdef GL_ES
         precision mediump float;
         #endif
         varying vec4 v_color;
-        varying vec3 v_normal;
         void main() {
-            vec3 n = normalize(v_normal);
-            float head = abs(n.z);
-            float key = max(dot(n, normalize(vec3(0.4, 0.7, 0.6))), 0.0);
-            vec3 rgb = v_color.rgb * (0.22 + 0.5 * head + 0.38 * key);
-            gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
+            gl_FragColor = v_color;
         }
     """)
 
@@ -95,9 +93,10 @@ class Scene:
         self.show = {"frames": False, "axes": False, "com": False, "forces": True, "reactions": False,
                      "constraints": True}
         self.constraint_arrows = []     # [(constraint, world point, arrow vector)] as last drawn (forces)
-        self.grid = gl.GLGridItem()
-        self.grid.setColor((90, 90, 100, 160))
-        view.addItem(self.grid)
+        self.floor = FloorItem(background=BACKGROUND)
+        view.addItem(self.floor)
+        self._boxes = ((), ())           # body of each shape, corners of its box (shadows)
+        self.shadows = True
         self.body_poses = None
         self._shader = body_shader(lit_fragment())
         self.extent = (np.zeros(3), 1.0)
@@ -174,13 +173,16 @@ class Scene:
                 axis = S[:3] if np.linalg.norm(S[:3]) > 1e-9 else S[3:]
                 self._joint_axes.append((j.body, axis / np.linalg.norm(axis)))
         self._coms = [model.body_inertia(k).com for k in range(1, model.nbodies + 1)]
+        self._boxes = ((), ())
         self.update_pose(q)
         self.extent = self._extent()
         c, r = self.extent
-        size = max(1.0, 2.0 * np.ceil(r + abs(c[0]) + abs(c[1])))
-        self.grid.setSize(size, size)
-        self.grid.setSpacing(0.1 if size <= 4 else (0.25 if size <= 10 else 1.0),
-                             0.1 if size <= 4 else (0.25 if size <= 10 else 1.0))
+        self._boxes = shape_boxes(model.visuals)
+        # the floor at z = 0 (the world's ground), lowered under a model that starts below it
+        low = min((float((C @ self.body_poses[k][:3, :3].T)[:, 2].min() + self.body_poses[k][2, 3])
+                   for k, C in zip(*self._boxes)), default=0.0)
+        self.floor.set_extent(c, r, z=min(0.0, low - 0.01 * r))
+        self._update_shadows()
 
     def _extent(self):
         """(centre, radius) of the model's shapes at the current pose."""
@@ -211,6 +213,12 @@ class Scene:
         self.body_poses = self.body_pose_list(q)
         if self.robot is not None:
             self.robot.set_poses(self.body_poses)
+            self._update_shadows()
+
+    def _update_shadows(self):
+        on = self.shadows and self.robot is not None and self.robot.visible() and len(self._boxes[0]) > 0
+        self.floor.set_blobs(shadow_blobs(self._boxes, self.body_poses, self.floor.z)
+                             if on else np.zeros((0, 4)))
 
     def update(self, snap, wrenches=None):
         """Draw a snapshot. ``wrenches``: {joint: (m, f) child frame} for reaction arrows."""
