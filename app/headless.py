@@ -18,7 +18,6 @@ loops, and the real-time factor measured so far.
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 import time
@@ -150,46 +149,14 @@ def apply_modes(engine, setup, specs):
 
 
 # ---------------------------------------------------------------------- lessons
-@dataclass
-class HeadlessLesson:
-    """The part of a lesson file a headless run uses."""
-    path: str
-    model: str | None = None
-    q: list | None = None
-    v: list | None = None
-    joints: dict = field(default_factory=dict)     # name -> {"mode", "law", "params"}
-    integrator: str | None = None
-    dt: float | None = None
-
-
 def read_lesson(path):
-    """A lesson file: through ``app.lessons.load_lesson`` when that module exists, otherwise the JSON
-    form {"model", "initial_state": {"q", "v"}, "joints": {NAME: {"mode", "law", "params"}},
-    "integrator", "dt"}."""
+    """A lesson file (``app.lessons.load_lesson``); a bad one is a UsageError naming the file, the
+    key and the fault."""
+    from .lessons import load_lesson, LessonError
     try:
-        from .lessons import load_lesson
-    except ImportError:
-        load_lesson = None
-    if load_lesson is not None:
-        try:
-            return load_lesson(path)
-        except (OSError, ValueError, KeyError) as exc:
-            raise UsageError(f"--lesson {path}: {exc}") from None
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as exc:
-        raise UsageError(f"--lesson: cannot read {path}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--lesson {path}: not JSON: line {exc.lineno}: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"--lesson {path}: expected a JSON object at the top")
-    init = data.get("initial_state") or {}
-    joints = data.get("joints") or {}
-    if not isinstance(init, dict) or not isinstance(joints, dict):
-        raise UsageError(f"--lesson {path}: 'initial_state' and 'joints' must be objects")
-    return HeadlessLesson(path=str(path), model=data.get("model"), q=init.get("q"), v=init.get("v"),
-                          joints=joints, integrator=data.get("integrator"), dt=data.get("dt"))
+        return load_lesson(path)
+    except (LessonError, OSError) as exc:
+        raise UsageError(f"--lesson: {exc}") from None
 
 
 def _get(obj, *names, default=None):
@@ -205,6 +172,8 @@ def _get(obj, *names, default=None):
 def lesson_model(lesson):
     """The model a lesson names (a shipped name, a path, an example-robot-data name), or None;
     a relative path is taken from the lesson file's folder when it exists there."""
+    if hasattr(lesson, "model_source"):              # an app.lessons.Lesson
+        return lesson.model_source()
     name = _get(lesson, "model")
     name = _get(name, "name", "source", default=name) if not isinstance(name, str) else name
     path = _get(lesson, "path")
@@ -215,12 +184,38 @@ def lesson_model(lesson):
     return name
 
 
+def _apply_lesson_file(lesson, engine, setup):
+    """An app.lessons.Lesson: checked against the model, then its state, joints, constraint
+    switches, gravity, integrator and dt (what the window applies, less camera, view and plots)."""
+    from .lessons import LessonError, check_model, initial_state
+    model = setup.model
+    try:
+        check_model(lesson, model)
+    except LessonError as exc:
+        raise UsageError(f"--lesson: {exc}") from None
+    setup.q0, setup.v0 = initial_state(lesson, model, setup.q0, setup.v0)
+    setup.inputs.update(lesson.inputs())
+    for c in getattr(model, "constraints", []):
+        if c.name in lesson.constraints:
+            c.enabled = bool(lesson.constraints[c.name])
+    if not lesson.gravity:
+        model.gravity = np.zeros(3)
+    if lesson.integrator is not None:
+        setup.integrator = lesson.integrator
+    if lesson.dt is not None:
+        setup.dt = float(lesson.dt)
+    return setup
+
+
 def apply_lesson_to_simulation(lesson, engine, setup):
     """Apply a lesson's initial state, joint modes and laws (with parameters), integrator and dt to
-    ``setup`` (a SimulationSetup of the lesson's model). Accepts a ``HeadlessLesson``, an
-    ``app.lessons.Lesson`` or a dict of the same fields; a UsageError names a bad entry."""
+    ``setup`` (a SimulationSetup of the lesson's model). Accepts an ``app.lessons.Lesson``
+    (as read from a .jlab file), or an object or a dict of the same fields; a UsageError names a bad entry."""
     model = setup.model
     where = f"--lesson {_get(lesson, 'path', default='')}".rstrip()
+    from .lessons import Lesson
+    if isinstance(lesson, Lesson):
+        return _apply_lesson_file(lesson, engine, setup)
     init = _get(lesson, "initial_state", default=None) or {}
     q = _get(lesson, "q", default=None)
     v = _get(lesson, "v", default=None)

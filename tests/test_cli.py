@@ -221,9 +221,11 @@ def test_four_bar_csv_has_lambda_and_residuals(tmp_path):
 
 # ---------------------------------------------------------------------- lessons
 def _lesson(tmp_path, **kw):
-    data = {"model": "double_pendulum", "initial_state": {"q": [1.0, -0.5], "v": [0.0, 0.2]},
+    """A lesson file in the format of app/lessons.py (the one File > Save Lesson writes)."""
+    data = {"format": "jointlab-lesson", "version": 1, "model": {"name": "double_pendulum"},
+            "q": {"joint1": 1.0, "joint2": -0.5}, "v": {"joint1": 0.0, "joint2": 0.2},
             "joints": {"joint1": {"mode": "acceleration", "law": "sine",
-                                  "params": {"amplitude": 0.3, "frequency": 1.0, "offset": 1.0}}},
+                                  "amplitude": 0.3, "frequency": 1.0, "offset": 1.0}},
             "integrator": "semi_implicit_euler", "dt": 0.002}
     data.update(kw)
     path = tmp_path / "lesson.jlab"
@@ -256,15 +258,15 @@ def test_lesson_sets_model_state_modes_integrator_and_dt(tmp_path):
 
 
 def test_bad_lessons_are_clear_errors(tmp_path):
-    path = _lesson(tmp_path, joints={"knee": {"mode": "torque"}})
+    path = _lesson(tmp_path, joints={"knee": {"mode": "torque", "law": "zero"}})
     r = run("simulate", "--lesson", str(path), "--duration", "0.1")
     assert r.returncode == 2 and "'knee'" in r.stderr and "joint1" in r.stderr and "Traceback" not in r.stderr
-    path = _lesson(tmp_path, initial_state={"q": [1.0]})
+    path = _lesson(tmp_path, q={"joint1": [1.0, 2.0]})
     r = run("simulate", "--lesson", str(path), "--duration", "0.1")
-    assert r.returncode == 2 and "initial q" in r.stderr
-    path = _lesson(tmp_path, joints={"joint1": {"mode": "torque", "law": "pd", "params": {"gain": 3}}})
+    assert r.returncode == 2 and "'q.joint1'" in r.stderr and "Traceback" not in r.stderr
+    path = _lesson(tmp_path, joints={"joint1": {"mode": "torque", "law": "pd", "gain": 3}})
     r = run("simulate", "--lesson", str(path), "--duration", "0.1")
-    assert r.returncode == 2 and "'gain'" in r.stderr and "kp" in r.stderr
+    assert r.returncode == 2 and "gain" in r.stderr and "Traceback" not in r.stderr
     bad = tmp_path / "bad.jlab"
     bad.write_text("{not json")
     r = run("simulate", "--lesson", str(bad), "--duration", "0.1")
