@@ -166,7 +166,10 @@ def polish(W, r, kind, mu, lam, new):
     -mu lam_n s along PGS's slip s: the n row met), active limits and bilateral rows. new receives
     the answer; False when it is not admissible (then PGS's answer stands)."""
     m = r.shape[0]
-    P = np.zeros((m, m))
+    # column c of the unknowns' map P: up to 3 entries (row prow[c, e], weight pw[c, e])
+    prow = np.zeros((m, 3), dtype=np.int64)
+    pwt = np.zeros((m, 3))
+    pn = np.zeros(m, dtype=np.int64)
     E = np.empty(m, dtype=np.int64)
     lam_max = 0.0
     for i in range(m):
@@ -177,15 +180,11 @@ def polish(W, r, kind, mu, lam, new):
     i = 0
     while i < m:
         k = kind[i]
-        if k == BILATERAL:
-            P[i, ncol] = 1.0
-            ncol += 1
-            E[neq] = i
-            neq += 1
-            i += 1
-        elif k == UNILATERAL:
-            if lam[i] > lam_n_tol:
-                P[i, ncol] = 1.0
+        if k == BILATERAL or k == UNILATERAL:
+            if k == BILATERAL or lam[i] > lam_n_tol:
+                prow[ncol, 0] = i
+                pwt[ncol, 0] = 1.0
+                pn[ncol] = 1
                 ncol += 1
                 E[neq] = i
                 neq += 1
@@ -195,19 +194,26 @@ def polish(W, r, kind, mu, lam, new):
                 nt = math.hypot(lam[i + 1], lam[i + 2])
                 if nt < mu[i] * lam[i] * (1.0 - 1e-6):          # sticking
                     for a in range(3):
-                        P[i + a, ncol] = 1.0
+                        prow[ncol, 0] = i + a
+                        pwt[ncol, 0] = 1.0
+                        pn[ncol] = 1
                         ncol += 1
                         E[neq] = i + a
                         neq += 1
                 elif nt > 0.0:                                   # sliding along -lam_t
-                    P[i, ncol] = 1.0
-                    P[i + 1, ncol] = mu[i] * lam[i + 1] / nt
-                    P[i + 2, ncol] = mu[i] * lam[i + 2] / nt
+                    for a in range(3):
+                        prow[ncol, a] = i + a
+                    pwt[ncol, 0] = 1.0
+                    pwt[ncol, 1] = mu[i] * lam[i + 1] / nt
+                    pwt[ncol, 2] = mu[i] * lam[i + 2] / nt
+                    pn[ncol] = 3
                     ncol += 1
                     E[neq] = i
                     neq += 1
                 else:
-                    P[i, ncol] = 1.0
+                    prow[ncol, 0] = i
+                    pwt[ncol, 0] = 1.0
+                    pn[ncol] = 1
                     ncol += 1
                     E[neq] = i
                     neq += 1
@@ -221,23 +227,23 @@ def polish(W, r, kind, mu, lam, new):
         b[a] = -r[e]
         for c in range(ncol):
             s = 0.0
-            for j in range(m):
-                s += W[e, j] * P[j, c]
+            for q in range(pn[c]):
+                s += W[e, prow[c, q]] * pwt[c, q]
             A[a, c] = s
     sol = np.linalg.lstsq(A, b, 1e-12)
     x = sol[0]
     for j in range(m):
-        s = 0.0
-        for c in range(ncol):
-            s += P[j, c] * x[c]
-        new[j] = s
-    c = W @ new + r
+        new[j] = 0.0
+    for c in range(ncol):
+        for q in range(pn[c]):
+            new[prow[c, q]] += pwt[c, q] * x[c]
+    cv = W @ new + r
     rmax = 0.0
     for j in range(m):
         rmax = max(rmax, abs(r[j]))
     scale = max(1e-9, rmax)
     for a in range(neq):
-        if abs(c[E[a]]) > 1e-9 * scale:
+        if abs(cv[E[a]]) > 1e-9 * scale:
             return False                                 # inconsistent rows: keep PGS's answer
     i = 0
     while i < m:
@@ -245,14 +251,14 @@ def polish(W, r, kind, mu, lam, new):
         if k == BILATERAL:
             i += 1
             continue
-        if new[i] < -lam_n_tol or c[i] < -1e-9 * scale:
+        if new[i] < -lam_n_tol or cv[i] < -1e-9 * scale:
             return False
         if k == NORMAL:
             nt = math.hypot(new[i + 1], new[i + 2])
             if nt > mu[i] * new[i] * (1.0 + 1e-9) + lam_n_tol:
                 return False
             if lam[i] > lam_n_tol and not (nt < mu[i] * lam[i] * (1.0 - 1e-6)):
-                if c[i + 1] * new[i + 1] + c[i + 2] * new[i + 2] > 1e-12 * scale:   # slip opposes friction
+                if cv[i + 1] * new[i + 1] + cv[i + 2] * new[i + 2] > 1e-12 * scale:   # slip opposes friction
                     return False
             i += 3
         else:
