@@ -220,7 +220,6 @@ class ContactStepper:
     def run_compiled(self, sim, n, record=None):
         """Up to n steps of sim in engine.contactkernels.contact_advance (one compiled call):
         (steps taken, whether the next step needs the Python step)."""
-        from .steploop import DIVERGED  # noqa: F401  (statuses decoded by StepLoop.raise_for)
         model = self.model
         K = self._buffers()
         loop = sim._steploop()
