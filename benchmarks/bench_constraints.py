@@ -95,14 +95,14 @@ def compare_with_pinocchio(rounds=3):
         model = catalog.load_model(name)
         q0, v0 = catalog.initial_state(model)
         pm, pd, cms, cds, to_pin, from_pin = pinocchio_twin(name, model)
-        sim = engine.Simulator(model, dt=1e-3, integrator="rk4", q=q0, v=v0)
+        sim = engine.Simulator(model, dt=1e-3, integrator="rk4", q=q0, v=v0, joint_limits=False)   # as Pinocchio
         sim.stabilization = "none"
         sim.step(1000)
         qp, _ = pin_rk4(pm, pd, cms, cds, to_pin(engine.Simulator(model, q=q0, v=v0).q), v0.copy(), 1.0)
         dq = float(np.abs(from_pin(qp) - sim.q).max())
         ours = theirs = np.inf
         for _ in range(rounds):
-            s = engine.Simulator(model, dt=1e-3, integrator="rk4", q=q0, v=v0)
+            s = engine.Simulator(model, dt=1e-3, integrator="rk4", q=q0, v=v0, joint_limits=False)
             t = time.perf_counter()
             s.step(10000)
             ours = min(ours, (time.perf_counter() - t) / 10000)

@@ -8,7 +8,8 @@ The same URDF text goes to all three engines, with <visual>, <collision> and <dy
 (meshes stripped; joint damping zeroed everywhere: Talos's URDF damping diverges at 1 ms in every
 engine). MuJoCo: contacts, joint limits and equalities (URDF mimic) disabled (``disableflags``), integrator RK4, time step
 1 ms, a free joint added at the root of floating-base robots; ``mj_step(m, d, nstep)`` advances
-the whole run in one call. JointLab: ``Simulator(model, dt=1e-3, integrator="rk4").step(n)`` (one
+the whole run in one call. JointLab: ``Simulator(model, dt=1e-3, integrator="rk4", joint_limits=False).step(n)``
+(joint limits off, as in the two others; one
 compiled call). Pinocchio: a Python loop of RK4 on the Lie group over ``pin.aba`` and
 ``pin.integrate`` (4 ABA calls per step); it is run for 1 s and its real-time factor extrapolated.
 
@@ -87,7 +88,7 @@ class Ours:
         return [j.name for j in self.model.joints if j.nq == 1]
 
     def run(self, seconds):
-        sim = self.engine.Simulator(self.model, dt=DT, integrator="rk4", q=self.q0)
+        sim = self.engine.Simulator(self.model, dt=DT, integrator="rk4", q=self.q0, joint_limits=False)
         t0 = time.perf_counter()
         sim.step(int(round(seconds / DT)))
         return time.perf_counter() - t0, sim.q.copy()

@@ -33,15 +33,17 @@ The step loop is compiled (``engine.steploop``): ``step(n)`` advances n steps in
 with the inputs held (``tau_cmd``, ``a_cmd``) or given by the built-in input laws (``inputs``, an
 ``engine.InputLaws``: constant, gravity compensation, PD, sine; hold, track, sine trajectory),
 evaluated inside the loop. Python is entered at every step only for a Python control callback
-(``set_control(fn)``), while ground contact or joint limits are on, and for the loop steps the
-kernel declines; both paths compute the same numbers.
+(``set_control(fn)``) and for the loop steps the kernel declines; both paths compute the same
+numbers.
 
 Unilateral constraints (``engine/unilateral.py``): ``ground=engine.Ground(...)`` adds ground contact
-with Coulomb friction, ``joint_limits=True`` (off by default for now: with it on every step runs
-in Python) keeps the joints within their limits. A step with a contact or a limit near is a velocity-level semi-implicit
+with Coulomb friction, ``joint_limits`` (default: on when the model has limits; False turns them
+off) keeps the joints within their limits. A step with a contact or a limit near is a velocity-level semi-implicit
 Euler step with impulses (whatever ``integrator`` says: impulsive contact and set-valued friction do
 not mix with RK4's stages, and this step is what contact simulators use); steps with nothing near
-keep the chosen integrator. After a step: ``contacts`` (engine.contact.Contact list),
+keep the chosen integrator. Both kinds of step run compiled, n steps per call
+(``engine.contactkernels.contact_advance``), except with closed loops, box-box contacts or a
+Python callback (then each step runs in Python). After a step: ``contacts`` (engine.contact.Contact list),
 ``limit_forces`` (nv), ``contact_stats``; ``limit_restitution`` (0 = limits do not bounce).
 
 Settings are checked when they are assigned (``dt``, ``integrator``, ``stabilization``,
@@ -63,7 +65,7 @@ from .algorithms.liegroup import dexp_inv_into, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
-from .stepping import StepLoop, PYTHON_STEP
+from .stepping import StepLoop, PYTHON_STEP, UNILATERAL_STEP
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
@@ -161,16 +163,16 @@ class Simulator:
 
     @property
     def joint_limits(self):
-        """Joint limits honoured as unilateral constraints (True/False; None at construction =
-        False for now: opt in with True)."""
+        """Joint limits honoured as unilateral constraints (True/False; None = True when the model
+        has limits)."""
         return self._joint_limits
 
     @joint_limits.setter
     def joint_limits(self, value):
         if value is None:
-            # off until the compiled step loop handles limits (issue 10 asks for on when the model
-            # has limits; with them on every step runs in Python): opt in with joint_limits=True
-            value = False
+            # on when the model has limits (URDF <limit> of revolute and prismatic joints)
+            value = any(j.kind in ("revolute", "prismatic") and j.nv == 1
+                        and (np.isfinite(j.lower[0]) or np.isfinite(j.upper[0])) for j in self.model.joints)
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"joint_limits: expected True, False or None, got {value!r}")
         self._joint_limits = bool(value)
@@ -470,12 +472,24 @@ class Simulator:
             return self
         if record is not None:
             record = self._check_record(record, n)
-        loops = self._loop_spec() if (self.controller is None and self._unilateral() is None) else False
+        uni = self._unilateral()
+        compiled_uni = uni is not None and uni.compiled_ok(self)
+        # closed loops with joint limits (no ground): the compiled loop runs until a limit is near,
+        # the Python step takes the steps with a limit near
+        loop_limits = (uni is not None and not compiled_uni and self._ground is None and self.controller is None
+                       and uni.has_limits)
+        loops = self._loop_spec() if (self.controller is None and (uni is None or loop_limits)) else False
         k = 0
         while k < n:
-            if loops is not False and self._compiled_ok():
+            if compiled_uni and self._compiled_ok():
                 rec = None if record is None else tuple(r[k:] for r in record)
-                done, python_step = self._step_compiled(n - k, rec, loops)
+                done, python_step = uni.run_compiled(self, n - k, rec)
+                k += done
+                if not python_step:
+                    continue
+            elif loops is not False and self._compiled_ok():
+                rec = None if record is None else tuple(r[k:] for r in record)
+                done, python_step = self._step_compiled(n - k, rec, loops, uni.limit_arrays() if loop_limits else None)
                 k += done
                 if not python_step:
                     continue
@@ -537,7 +551,7 @@ class Simulator:
         p = np.asarray(self.prescribed)
         return p.shape == (nv,)
 
-    def _step_compiled(self, n, record, loops=None):
+    def _step_compiled(self, n, record, loops=None, limits=None):
         """Up to n steps in the compiled loop: (steps taken, whether the next step needs Python)."""
         model = self.model
         loop = self._steploop()
@@ -558,7 +572,8 @@ class Simulator:
         t0 = self.t
         gains = self.baumgarte() if loops is not None else None
         t, done, st = loop.run(q, v, t0, self.dt, n, self.integrator, prescribed, self._damping, tau_base,
-                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance)
+                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance,
+                               limits=limits)
         if done:
             self.t_prev, self.q_prev, self.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
             self.q, self.v, self.t = q, v, float(t)
@@ -572,7 +587,9 @@ class Simulator:
                 nq, nv = model.nq, model.nv
                 self.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
                 self.tau_cmd = loop.bad[nq + 3 * nv:].copy()
-        if st == PYTHON_STEP:
+        if done and limits is not None:
+            self._stepper.clear(self)
+        if st == PYTHON_STEP or st == UNILATERAL_STEP:
             return done, True
         if st:
             loop.raise_for(st, self.t, self.q, self.v, self.dt, self.integrator, prescribed)

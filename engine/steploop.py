@@ -55,6 +55,8 @@ NPARAMS = 8
 DIVERGED = 1000          # q, v or a left the bounded finite range; the state is that step's start
 PYTHON_STEP = 1001       # this step needs the Python path (rank-deficient or degenerate loop rows, or the
                          # loops drifted past the tolerance): not taken, the state is its start
+UNILATERAL_STEP = 1002   # a joint limit is near or would be passed: the step is not taken, the state is its start
+LIMIT_MARGIN = 0.02      # rad or m: a limit nearer than this plus 2 h |v| is a candidate row of the unilateral step
 
 @njit(cache=True)
 def _bounded(x):
@@ -229,27 +231,16 @@ def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base
                  flags, np.zeros(nv), np.empty(nv), np.empty(nv), np.empty(nq), np.empty(nv), tau_cmd, a_cmd)
 
 
-@njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
-             BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
-             VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T, VEC_T),
-      cache=True)
-def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
-            tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
-            rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy):
-    """Advance (tv[0], q, v) by n steps of dt in place. ws is the dynamics workspace (its fext rows
-    hold the external wrenches for the whole call), ws_g the gravity-compensation workspace.
-    After each step a_out, tau_out hold that step's a1 and tau (inputs at its start), q_prev, v_prev
-    and tv[1] its starting state; with rec_t.shape[0] >= n the rows of every step (t, q, v, a, tau
-    at the step's start) are recorded. done[0] counts the steps taken; bad[nq+2nv:nq+4nv] holds the
-    (a_cmd, tau_cmd) of the last step begun. On DIVERGED, bad[:nq+2nv] holds (q+, v+, a1) of the failed step
-    and the state is that step's start.
-    Closed loops: ci, cf describe the enabled constraints (engine.loopkernels.pack; no rows: none),
-    gains = (Baumgarte on, alpha, beta, residual tolerance), ws_k their kinematics workspace and
-    lam_out receives the last step's multipliers. energy (3) accumulates the work of the actuators,
-    the energy dissipated by damping and the work of the external wrenches over the steps taken,
-    integrated with the same weights as the state (as the Python step does). A step whose loop rows are rank deficient or
-    degenerate, or after which the residual |f(q)| exceeds the tolerance, is not taken: PYTHON_STEP
-    (the Python step warns, projects or names the loop)."""
+@njit(cache=True)
+def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
+                    tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
+                    rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, lim_q, lim_v, lim_lo, lim_hi,
+                    rec_off):
+    """``advance`` with joint limits watched (engine.unilateral): coordinate q[lim_q[k]] (velocity
+    v[lim_v[k]]) lives in [lim_lo[k], lim_hi[k]]. A step that starts with a limit within
+    LIMIT_MARGIN + 2 h |v| (the unilateral step's candidate test) or that would end past a limit is
+    not taken: UNILATERAL_STEP, the state is that step's start (engine.contactkernels takes it).
+    Recorded rows go to rows rec_off + step."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq
     nv = m[0].nv
@@ -264,7 +255,8 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             has_damping = True
     flags = _law_flags(code)
     any_law = flags[4]
-    record = rec_t.shape[0] >= n
+    record = rec_t.shape[0] >= rec_off + n
+    nlim = lim_q.shape[0]
     nseq = tau_seq.shape[0]
     # scratch, allocated once per call
     zero = np.zeros(nv)
@@ -309,6 +301,11 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
     done[0] = 0
     for step in range(n):
         t = tv[0]
+        for k in range(nlim):
+            x = q[lim_q[k]]
+            reach = LIMIT_MARGIN + 2.0 * h * abs(v[lim_v[k]])
+            if x - lim_lo[k] < reach or lim_hi[k] - x < reach:
+                return UNILATERAL_STEP
         if nseq > 0:
             for k in range(nv):
                 tau_b[k] = tau_seq[step if step < nseq else nseq - 1, k]
@@ -395,6 +392,10 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
                 bad[nq + k] = v_new[k]
                 bad[nq + nv + k] = a1[k]
             return DIVERGED
+        for k in range(nlim):
+            x = q_new[lim_q[k]]
+            if x < lim_lo[k] or x > lim_hi[k]:
+                return UNILATERAL_STEP
         if loops:
             st = constraint_rows(m_bytes, ws_k, q_new, zero, ci, cf, fr, Ar, br)
             if st != OK:
@@ -408,13 +409,14 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
             for r in range(nrows):
                 lam_out[r] = lam1[r]
         if record:
-            rec_t[step] = t
+            row = rec_off + step
+            rec_t[row] = t
             for k in range(nq):
-                rec_q[step, k] = q[k]
+                rec_q[row, k] = q[k]
             for k in range(nv):
-                rec_v[step, k] = v[k]
-                rec_a[step, k] = a1[k]
-                rec_tau[step, k] = tau1[k]
+                rec_v[row, k] = v[k]
+                rec_a[row, k] = a1[k]
+                rec_tau[row, k] = tau1[k]
         if integrator == RK4:
             for c in range(3):
                 energy[c] += (h / 6.0) * (P[0, c] + 2.0 * P[1, c] + 2.0 * P[2, c] + P[3, c])
@@ -433,3 +435,31 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
         tv[0] = t + h
         done[0] = step + 1
     return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
+             BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
+             VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T, VEC_T),
+      cache=True)
+def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
+            tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
+            rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy):
+    """Advance (tv[0], q, v) by n steps of dt in place. ws is the dynamics workspace (its fext rows
+    hold the external wrenches for the whole call), ws_g the gravity-compensation workspace.
+    After each step a_out, tau_out hold that step's a1 and tau (inputs at its start), q_prev, v_prev
+    and tv[1] its starting state; with rec_t.shape[0] >= n the rows of every step (t, q, v, a, tau
+    at the step's start) are recorded. done[0] counts the steps taken; bad[nq+2nv:nq+4nv] holds the
+    (a_cmd, tau_cmd) of the last step begun. On DIVERGED, bad[:nq+2nv] holds (q+, v+, a1) of the failed step
+    and the state is that step's start.
+    Closed loops: ci, cf describe the enabled constraints (engine.loopkernels.pack; no rows: none),
+    gains = (Baumgarte on, alpha, beta, residual tolerance), ws_k their kinematics workspace and
+    lam_out receives the last step's multipliers. energy (3) accumulates the work of the actuators,
+    the energy dissipated by damping and the work of the external wrenches over the steps taken,
+    integrated with the same weights as the state (as the Python step does). A step whose loop rows are rank deficient or
+    degenerate, or after which the residual |f(q)| exceeds the tolerance, is not taken: PYTHON_STEP
+    (the Python step warns, projects or names the loop)."""
+    no_i = np.zeros(0, dtype=np.int64)
+    no_f = np.zeros(0)
+    return advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
+                           tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
+                           rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, no_i, no_i, no_f, no_f, 0)

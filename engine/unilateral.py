@@ -49,7 +49,6 @@ worst complementarity residual in m/s).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .api import integrate, _world_poses, _work
 from .algorithms.kinematics import body_jacobian as _bjac
@@ -57,118 +56,11 @@ from .constrained import response
 from .constraints import active_constraints, constraint_system
 from .contact import ContactGeometry, Contact
 
-BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
-PGS_MAX_ITER = 200
-PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
-CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
-LIMIT_MARGIN = 0.02             # rad or m, plus the motion of the step
-PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after the step
-POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
-                                # (it has the minimum-norm forces: no internal friction loops)
-RESTITUTION_SPEED = 0.05        # m/s: slower impacts are inelastic (resting contact does not chatter)
-
-
-@njit(cache=True)
-def pgs(W, r, kind, mu, lam, max_iter, tol):
-    """Projected Gauss-Seidel on c = W lam + r: bilateral rows c = 0; unilateral rows
-    0 <= lam _|_ c >= 0; NORMAL rows are followed by two tangent rows with the Coulomb disk
-    |lam_t| <= mu lam_n. lam is the warm start and the result. Returns the sweeps done."""
-    m = r.shape[0]
-    it = 0
-    for it in range(1, max_iter + 1):
-        dmax = 0.0
-        i = 0
-        while i < m:
-            k = kind[i]
-            c = r[i]
-            for j in range(m):
-                c += W[i, j] * lam[j]
-            if k == BILATERAL:
-                d = -c / W[i, i]
-                lam[i] += d
-                dv = abs(d) * W[i, i]
-                i += 1
-            elif k == UNILATERAL:
-                new = lam[i] - c / W[i, i]
-                if new < 0.0:
-                    new = 0.0
-                dv = abs(new - lam[i]) * W[i, i]
-                lam[i] = new
-                i += 1
-            else:
-                new = lam[i] - c / W[i, i]
-                if new < 0.0:
-                    new = 0.0
-                dv = abs(new - lam[i]) * W[i, i]
-                lam[i] = new
-                # tangential 2x2 block
-                c1 = r[i + 1]
-                c2 = r[i + 2]
-                for j in range(m):
-                    c1 += W[i + 1, j] * lam[j]
-                    c2 += W[i + 2, j] * lam[j]
-                a11 = W[i + 1, i + 1]
-                a12 = W[i + 1, i + 2]
-                a22 = W[i + 2, i + 2]
-                # one isotropic step (the block's largest eigenvalue): a fixed point on the rim
-                # of the disk then has lam_t opposite to the slip c_t (maximal dissipation);
-                # the 2x2 block inverse would tilt the friction off the slip when W_tt is skewed
-                wmax = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
-                x1 = lam[i + 1] - c1 / wmax
-                x2 = lam[i + 2] - c2 / wmax
-                lim = mu[i] * lam[i]
-                nt = np.sqrt(x1 * x1 + x2 * x2)
-                if nt > lim:
-                    if nt > 0.0:
-                        x1 *= lim / nt
-                        x2 *= lim / nt
-                d1 = abs(x1 - lam[i + 1]) * a11
-                d2 = abs(x2 - lam[i + 2]) * a22
-                lam[i + 1] = x1
-                lam[i + 2] = x2
-                if d1 > dv:
-                    dv = d1
-                if d2 > dv:
-                    dv = d2
-                i += 3
-            if dv > dmax:
-                dmax = dv
-        if dmax < tol:
-            break
-    return it
-
-
-@njit(cache=True)
-def residual(W, r, kind, mu, lam):
-    """Worst complementarity residual (m/s): |min(c, W_ii lam)| on unilateral rows, |c| on
-    bilateral ones, and for friction the distance of lam_t from the disk projection of
-    lam_t - c_t / W_tt (scaled by W_tt): zero exactly at a solution."""
-    m = r.shape[0]
-    c = r + W @ lam
-    worst = 0.0
-    i = 0
-    while i < m:
-        k = kind[i]
-        if k == BILATERAL:
-            e = abs(c[i])
-            i += 1
-        else:
-            e = abs(min(c[i], W[i, i] * lam[i]))
-            if k == NORMAL:
-                x1 = lam[i + 1] - c[i + 1] / W[i + 1, i + 1]
-                x2 = lam[i + 2] - c[i + 2] / W[i + 1, i + 1]
-                lim = mu[i] * lam[i]
-                nt = np.sqrt(x1 * x1 + x2 * x2)
-                if nt > lim and nt > 0.0:
-                    x1 *= lim / nt
-                    x2 *= lim / nt
-                e = max(e, abs(x1 - lam[i + 1]) * W[i + 1, i + 1], abs(x2 - lam[i + 2]) * W[i + 1, i + 1])
-                i += 3
-            else:
-                i += 1
-        if e > worst:
-            worst = e
-    return worst
+from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, PGS_MAX_ITER, PGS_TOL, CONTACT_MARGIN,
+                             PENETRATION_SLOP, POLISH_BELOW, RESTITUTION_SPEED, pgs, residual,
+                             delassus as _delassus, rows_kernel as _rows_kernel, contact_advance, SINGULAR,
+                             I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
+from .steploop import LIMIT_MARGIN, OK as _OK
 
 
 def _polish(W, r, kind, mu, lam):
@@ -242,51 +134,6 @@ def _polish(W, r, kind, mu, lam):
     return new
 
 
-@njit(cache=True)
-def _delassus(J, G, W):
-    """W = J G symmetrised (m x m), in a plain loop: for these small sizes a threaded BLAS
-    product spends its time waking threads (25 ms instead of 0.1 ms on a busy machine)."""
-    m, nv = J.shape
-    for i in range(m):
-        for j in range(i, m):
-            acc = 0.0
-            for k in range(nv):
-                acc += J[i, k] * G[k, j] + J[j, k] * G[k, i]
-            W[i, j] = 0.5 * acc
-            W[j, i] = 0.5 * acc
-
-
-@njit(cache=True)
-def _rows_kernel(ba, bb, X, U, T, Jall, rows):
-    """rows[k, a] = U[k, a] . (velocity of the point X[k] of body ba[k] minus that of bb[k]):
-    for a body with pose (R, p) and body Jacobian J, u . v_x = (r x R^T u) . J_w + (R^T u) . J_v
-    with r = R^T (x - p)."""
-    nv = rows.shape[2]
-    for k in range(X.shape[0]):
-        for side in range(2):
-            body = ba[k] if side == 0 else bb[k]
-            if body <= 0:
-                continue
-            sign = 1.0 if side == 0 else -1.0
-            R = T[body, :9].reshape(3, 3)
-            r0 = r1 = r2 = 0.0
-            for i in range(3):
-                dx = X[k, i] - T[body, 9 + i]
-                r0 += R[i, 0] * dx
-                r1 += R[i, 1] * dx
-                r2 += R[i, 2] * dx
-            for a in range(3):
-                u0 = U[k, a, 0] * R[0, 0] + U[k, a, 1] * R[1, 0] + U[k, a, 2] * R[2, 0]
-                u1 = U[k, a, 0] * R[0, 1] + U[k, a, 1] * R[1, 1] + U[k, a, 2] * R[2, 1]
-                u2 = U[k, a, 0] * R[0, 2] + U[k, a, 1] * R[1, 2] + U[k, a, 2] * R[2, 2]
-                c0 = r1 * u2 - r2 * u1
-                c1 = r2 * u0 - r0 * u2
-                c2 = r0 * u1 - r1 * u0
-                for j in range(nv):
-                    rows[k, a, j] += sign * (c0 * Jall[body, 0, j] + c1 * Jall[body, 1, j] + c2 * Jall[body, 2, j]
-                                             + u0 * Jall[body, 3, j] + u1 * Jall[body, 4, j] + u2 * Jall[body, 5, j])
-
-
 def _quat_rot(qw):
     w, x, y, z = qw / np.linalg.norm(qw)
     return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
@@ -313,6 +160,7 @@ class ContactStepper:
         # free joints of a parent that can not rotate the frame they move in (the ground)
         self.free = [(j.idx_q, j.idx_v) for j in model.joints if j.kind == "free" and j.parent == 0]
         self._jall = np.zeros((model.nbodies + 1, 6, model.nv))
+        self._kernel = None           # buffers of the compiled step (engine.contactkernels), made at first use
         self.warm = {}
         self.stats = {"rows": 0, "iterations": 0, "polished": False, "residual": 0.0, "steps": 0,
                       "max_iterations": 0, "worst_residual": 0.0}
@@ -320,12 +168,130 @@ class ContactStepper:
     def reset(self):
         """Forget the warm start and the run's statistics (Simulator.reset)."""
         self.warm = {}
+        if self._kernel is not None:
+            self._kernel["nwarm"][0] = 0
         self.stats.update(rows=0, iterations=0, polished=False, residual=0.0, steps=0, max_iterations=0,
                           worst_residual=0.0)
+
+    def limit_arrays(self):
+        """(q index, v index, lower, upper) of the limited joints, for steploop.advance_limited."""
+        return self.lim_q, self.lim_v, self.lim_lo, self.lim_hi
+
+    def clear(self, sim):
+        """After smooth steps taken elsewhere (the compiled loop): no contact, no limit force."""
+        self._clear(sim)
 
     @property
     def has_limits(self):
         return len(self.lim_v) > 0
+
+    # ------------------------------------------------------------------ the compiled step
+    def compiled_ok(self, sim):
+        """Whether engine.contactkernels.contact_advance takes this simulator's steps: not with a
+        Python controller, closed loops or box-box contacts (the Python step handles those)."""
+        if sim.controller is not None or active_constraints(self.model):
+            return False
+        return sim.ground is None or not self.geometry.box_pairs
+
+    def _buffers(self):
+        if self._kernel is None:
+            from .model import WS_DTYPE
+            model, g = self.model, self.geometry
+            npts = len(g.points) + len(g.sph_r) + len(g.disk_r)
+            cap = npts + 1
+            nlim = len(self.lim_v)
+            rng = np.array([[a, b] for (a, b) in g._grp_rng], dtype=np.int64).reshape(-1, 2)
+            geo = (np.ascontiguousarray(g.points, dtype=float).reshape(-1, 3), g.point_body.astype(np.int64),
+                   g.point_shape.astype(np.int64), g._grp_body.astype(np.int64), g._grp_c.reshape(-1, 3).copy(),
+                   g._grp_r.astype(float), rng, g.sph_c.copy(), g.sph_r.copy(), g.sph_b.copy(), g.sph_s.copy(),
+                   g.disk_c.copy(), g.disk_a.copy(), g.disk_r.copy(), g.disk_b.copy(), g.disk_s.copy())
+            self._kernel = dict(
+                geo=geo, ws_m=np.zeros(model.nbodies + 1, dtype=WS_DTYPE).view(np.uint8),
+                free_iq=np.array([iq for iq, _ in self.free], dtype=np.int64),
+                free_iv=np.array([iv for _, iv in self.free], dtype=np.int64),
+                warm_key=np.zeros(cap + 2 * nlim + 1, dtype=np.int64), warm_lam=np.zeros((cap + 2 * nlim + 1, 3)),
+                nwarm=np.zeros(1, dtype=np.int64), c_body=np.zeros(cap, dtype=np.int64), c_point=np.zeros((cap, 3)),
+                c_force=np.zeros((cap, 3)), c_pen=np.zeros(cap), limit_forces=np.zeros(model.nv),
+                istats=np.zeros(6, dtype=np.int64), fstats=np.zeros(2), gnd=np.zeros(8),
+                no_i=np.zeros(0, dtype=np.int64), no_f=np.zeros(0),
+                char_length=float(model.characteristic_length()))
+        return self._kernel
+
+    def run_compiled(self, sim, n, record=None):
+        """Up to n steps of sim in engine.contactkernels.contact_advance (one compiled call):
+        (steps taken, whether the next step needs the Python step)."""
+        model = self.model
+        K = self._buffers()
+        loop = sim._steploop()
+        laws = sim._inputs_laws
+        if laws is not None and not laws.is_zero():
+            sim.prescribed[:] = laws.prescribed
+            tau_base, acc_base = laws.constant_parts()
+            code, params, base = laws.code, laws.params, laws.base
+        else:
+            laws = None
+            tau_base = np.ascontiguousarray(sim.tau_cmd, dtype=np.float64).copy()
+            acc_base = np.ascontiguousarray(sim.a_cmd, dtype=np.float64).copy()
+            code, params, base = loop.no_code, loop.no_params, sim.q
+        prescribed = np.ascontiguousarray(sim.prescribed, dtype=np.bool_).copy()
+        base = np.ascontiguousarray(base, dtype=np.float64)
+        if sim._damping.shape != (model.nv,):
+            sim._damping = model.damping
+        gnd = K["gnd"]
+        ground = sim.ground
+        if ground is not None and not self.geometry.empty:
+            gnd[:3] = ground.normal
+            gnd[3], gnd[4], gnd[5], gnd[6] = ground.height, ground.friction, ground.restitution, 1.0
+        else:
+            gnd[:] = (0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        gnd[7] = len(model.collisions)
+        if sim.joint_limits and self.has_limits:
+            lq, lv, llo, lhi = self.lim_q, self.lim_v, self.lim_lo, self.lim_hi
+        else:
+            lq, lv, llo, lhi = K["no_i"], K["no_i"], K["no_f"], K["no_f"]
+        st_i, st_f, stats = K["istats"], K["fstats"], self.stats
+        st_i[I_STEPS], st_i[I_MAX_ITER], st_f[F_WORST] = stats["steps"], stats["max_iterations"], stats["worst_residual"]
+        rec = loop.no_rec if record is None else record
+        q = np.array(sim.q, dtype=np.float64)
+        v = np.array(sim.v, dtype=np.float64)
+        loop.load_fext(sim.f_ext)
+        loop.tv[0] = sim.t
+        loop.energy[:] = 0.0
+        from .stepping import INTEGRATOR_CODES
+        st = contact_advance(model._mb, loop.wsb, loop.ws_gb, loop.ws_kb, K["ws_m"], q, v, loop.tv, float(sim.dt),
+                             int(n), INTEGRATOR_CODES[sim.integrator], prescribed, code, params, base, sim._damping,
+                             tau_base, acc_base, loop.a, loop.tau, loop.q_prev, loop.v_prev, loop.bad, *rec,
+                             loop.done, loop.energy, K["geo"], gnd, lq, lv, llo, lhi, float(sim.limit_restitution),
+                             K["free_iq"], K["free_iv"], K["char_length"], K["warm_key"], K["warm_lam"], K["nwarm"],
+                             K["c_body"], K["c_point"], K["c_force"], K["c_pen"], K["limit_forces"], st_i, st_f)
+        done = int(loop.done[0])
+        if done:
+            sim.t_prev, sim.q_prev, sim.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
+            sim.q, sim.v, sim.t = q, v, float(loop.tv[0])
+            sim.a, sim.tau = loop.a.copy(), loop.tau.copy()
+            sim.lam = np.zeros(0)
+            sim.steps += done
+            sim.work += float(loop.energy[0])
+            sim.dissipated += float(loop.energy[1])
+            sim.external_work += float(loop.energy[2])
+            if laws is not None:
+                nq, nv = model.nq, model.nv
+                sim.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
+                sim.tau_cmd = loop.bad[nq + 3 * nv:].copy()
+            names = model.body_names
+            nrm = gnd[:3].copy()
+            sim.contacts = [Contact(names[int(K["c_body"][k]) - 1], K["c_point"][k].copy(), nrm.copy(),
+                                    K["c_force"][k].copy(), float(K["c_pen"][k])) for k in range(int(st_i[I_NCON]))]
+            sim.limit_forces = K["limit_forces"].copy()
+            self.warm = {}
+            stats.update(rows=int(st_i[I_ROWS]), iterations=int(st_i[I_ITER]), polished=bool(st_i[I_POLISHED]),
+                         residual=float(st_f[F_RESIDUAL]), steps=int(st_i[I_STEPS]),
+                         max_iterations=int(st_i[I_MAX_ITER]), worst_residual=float(st_f[F_WORST]))
+        if st == SINGULAR:
+            return done, True
+        if st != _OK:
+            loop.raise_for(st, sim.t, sim.q, sim.v, sim.dt, sim.integrator, prescribed)
+        return done, False
 
     # ------------------------------------------------------------------ rows
     def _candidates(self, sim, q, v, T, contact_margin=CONTACT_MARGIN, limit_margin=LIMIT_MARGIN):

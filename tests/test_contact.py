@@ -138,7 +138,7 @@ def test_dropped_box_loses_energy_and_comes_to_rest(tilt):
 # ------------------------------------------------------------------ joint limits
 def test_pendulum_stops_at_its_limit_and_the_limit_holds_gravity():
     pend = _load("contact_pendulum.urdf", floating=False)
-    assert not Simulator(pend).joint_limits                       # opt-in for now (engine/simulator.py)
+    assert Simulator(pend).joint_limits                           # on by default: the model has limits
     sim = Simulator(pend, dt=1e-3, q=[0.0], v=[3.0], joint_limits=True)
     assert sim.joint_limits
     worst = 0.0
@@ -150,6 +150,62 @@ def test_pendulum_stops_at_its_limit_and_the_limit_holds_gravity():
     hold = engine.gravity_forces(pend, sim.q)                     # torque that holds it against gravity
     assert abs(sim.limit_forces[0] - hold[0]) < 1e-6
     assert abs(hold[0]) > 1.0
+
+
+def test_limits_default_on_only_when_the_model_has_limits():
+    b = engine.ModelBuilder("wheel")
+    b.add_body("disk", "world", engine.Revolute((0, 0, 1)), engine.pose(p=(0, 0, 0)),
+               engine.Inertia(1.0, (0, 0, 0), 0.1 * np.eye(3)))
+    wheel = b.build()
+    assert not Simulator(wheel).joint_limits                      # no limits: nothing to honour
+    pend = _load("contact_pendulum.urdf", floating=False)
+    assert Simulator(pend, joint_limits=None).joint_limits
+
+
+def _python_twin(make):
+    """Two simulators from make(): the first steps compiled (engine.contactkernels), the second
+    through the Python step (a control callback that changes nothing forces it)."""
+    a, b = make(), make()
+    b.set_control(lambda t, q, v: None)
+    return a, b
+
+
+@pytest.mark.parametrize("scene", ["limit", "drop", "slope", "roll"])
+def test_compiled_contact_step_matches_the_python_step(scene):
+    def make():
+        if scene == "limit":
+            pend = _load("contact_pendulum.urdf", floating=False)
+            return Simulator(pend, dt=1e-3, q=[0.0], v=[3.0])
+        if scene == "drop":
+            box = _load("contact_box.urdf")
+            q = box.neutral()
+            q[2], t = 0.6, 0.3
+            q[3:7] = [math.cos(t / 2), 0.6 * math.sin(t / 2), 0.8 * math.sin(t / 2), 0.0]
+            return Simulator(box, dt=1e-3, q=q, ground=Ground())
+        if scene == "slope":
+            box = _load("contact_box.urdf")
+            q, n = _on_slope(box, 0.4, 0.1)
+            return Simulator(box, dt=1e-3, q=q, ground=Ground(normal=n, friction=0.2))
+        ball = _load("contact_sphere.urdf")
+        q, n = _on_slope(ball, 0.3, 0.1)
+        q[3:7] = [1.0, 0.0, 0.0, 0.0]
+        return Simulator(ball, dt=1e-3, q=q, ground=Ground(normal=n, friction=0.8))
+    a, b = _python_twin(make)
+    for _ in range(3):
+        a.step(500)
+        for _ in range(500):
+            b.step()
+        assert a.t == b.t
+        assert np.abs(a.q - b.q).max() < 1e-9, scene
+        assert np.abs(a.v - b.v).max() < 1e-7, scene
+        assert np.abs(a.limit_forces - b.limit_forces).max() < 1e-6 * max(1.0, np.abs(b.limit_forces).max())
+        assert len(a.contacts) == len(b.contacts)
+        for ca, cb in zip(a.contacts, b.contacts):
+            assert ca.body == cb.body
+            assert np.abs(ca.point - cb.point).max() < 1e-9
+            assert np.abs(ca.force - cb.force).max() < 1e-6 * max(1.0, np.abs(cb.force).max())
+        assert abs(a.work - b.work) < 1e-9 and abs(a.dissipated - b.dissipated) < 1e-9
+        assert a.contact_stats["rows"] == b.contact_stats["rows"]
 
 
 def test_limits_can_be_switched_off():

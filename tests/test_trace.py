@@ -261,7 +261,8 @@ def test_equation_terms_with_ground_contacts_and_limits_sum_to_tau():
 def test_energy_balance_flat_driven_arm7_rk4():
     model = catalog.load_model("arm7")
     assert np.all(model.damping > 0)
-    sim = engine.Simulator(model, dt=1e-3, integrator="rk4")
+    # limits off: the driven arm reaches them, and the energy a limit stop absorbs is not in the balance
+    sim = engine.Simulator(model, dt=1e-3, integrator="rk4", joint_limits=False)
     phase = np.arange(model.nv)
     sim.controller = lambda t, q, v: (None, 4.0 * np.sin(2.0 * t + phase))
     E0 = sim.energy_balance()

@@ -1,0 +1,1106 @@
+"""The compiled unilateral step: ground contact with Coulomb friction and joint limits, n steps in
+one compiled call (``contact_advance``), as ``engine.unilateral`` describes the method.
+
+One step from (t, q, v):
+    candidates: support points of the collision shapes within CONTACT_MARGIN of the ground (at most
+        MAX_POINTS_PER_SHAPE + 1 per shape: the deepest and the extremes along eight directions of
+        the plane), limits within LIMIT_MARGIN + 2 h |v|;
+    none: the chosen integrator's step (``steploop.advance_limited``; without a ground it runs on
+        until a limit comes near); a step that would end through the ground or past a limit is
+        redone as a unilateral step with margins widened for the motion of the step;
+    else: a_free = hybrid dynamics (damping, f_ext), v_free = v + h a_free;
+        rows J (contact n, t1, t2 per point: point velocity along them; limits +-e_i);
+        Delassus W = J_f M_ff^-1 J_f^T over the torque-given coordinates f (M from CRBA, one
+        Cholesky factor L: Y = L^-1 J_f^T, W = Y^T Y, G_f = L^-T Y; prescribed coordinates do not
+        respond, their motors supply the difference), r = J v_free - target;
+        projected Gauss-Seidel with the exact friction disk, warm started, then the active set
+        polished (least squares), taken when admissible;
+        v+ = v_free + G lam, q+ = q (+) h v+ (free roots translate along their world velocity);
+        penetration beyond PENETRATION_SLOP projected out on q only.
+Reported per call: the last step's contacts (body, point, force, penetration), limit torques and
+solve (rows, sweeps, polished, residual), and over the run the contact steps, worst sweeps and
+worst residual.
+
+The scalar arithmetic follows engine/unilateral.py's Python step line by line (that path remains
+for closed loops, box-box contacts and Python controllers).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .model import MODEL_DTYPE
+from .algorithms.common import OK
+from .algorithms.kinematics import forward_kinematics, body_jacobian
+from .algorithms.crba import crba
+from .algorithms.liegroup import integrate
+from .loopkernels import NI, NF
+from .steploop import (advance_limited, _stage, _powers, _laws, _law_flags, _static_reference, _bounded,
+                       DIVERGED, UNILATERAL_STEP, LIMIT_MARGIN)
+
+BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
+PGS_MAX_ITER = 200
+PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
+CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
+PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after the step
+POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
+RESTITUTION_SPEED = 0.05        # m/s: slower impacts are inelastic (resting contact does not chatter)
+MAX_POINTS_PER_SHAPE = 8
+SINGULAR = 3001                 # M_ff not positive definite (the Python step names the joint)
+
+# integer statistics (istats) and float statistics (fstats) of contact_advance
+I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON = range(6)
+F_RESIDUAL, F_WORST = range(2)
+
+
+# ------------------------------------------------------------------ the solver
+@njit(cache=True)
+def pgs(W, r, kind, mu, lam, max_iter, tol):
+    """Projected Gauss-Seidel on c = W lam + r: bilateral rows c = 0; unilateral rows
+    0 <= lam _|_ c >= 0; NORMAL rows are followed by two tangent rows with the Coulomb disk
+    |lam_t| <= mu lam_n. lam is the warm start and the result. Returns the sweeps done."""
+    m = r.shape[0]
+    it = 0
+    for it in range(1, max_iter + 1):
+        dmax = 0.0
+        i = 0
+        while i < m:
+            k = kind[i]
+            c = r[i]
+            for j in range(m):
+                c += W[i, j] * lam[j]
+            if k == BILATERAL:
+                d = -c / W[i, i]
+                lam[i] += d
+                dv = abs(d) * W[i, i]
+                i += 1
+            elif k == UNILATERAL:
+                new = lam[i] - c / W[i, i]
+                if new < 0.0:
+                    new = 0.0
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                i += 1
+            else:
+                new = lam[i] - c / W[i, i]
+                if new < 0.0:
+                    new = 0.0
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                # tangential 2x2 block
+                c1 = r[i + 1]
+                c2 = r[i + 2]
+                for j in range(m):
+                    c1 += W[i + 1, j] * lam[j]
+                    c2 += W[i + 2, j] * lam[j]
+                a11 = W[i + 1, i + 1]
+                a12 = W[i + 1, i + 2]
+                a22 = W[i + 2, i + 2]
+                # one isotropic step (the block's largest eigenvalue): a fixed point on the rim
+                # of the disk then has lam_t opposite to the slip c_t (maximal dissipation);
+                # the 2x2 block inverse would tilt the friction off the slip when W_tt is skewed
+                wmax = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
+                x1 = lam[i + 1] - c1 / wmax
+                x2 = lam[i + 2] - c2 / wmax
+                lim = mu[i] * lam[i]
+                nt = np.sqrt(x1 * x1 + x2 * x2)
+                if nt > lim:
+                    if nt > 0.0:
+                        x1 *= lim / nt
+                        x2 *= lim / nt
+                d1 = abs(x1 - lam[i + 1]) * a11
+                d2 = abs(x2 - lam[i + 2]) * a22
+                lam[i + 1] = x1
+                lam[i + 2] = x2
+                if d1 > dv:
+                    dv = d1
+                if d2 > dv:
+                    dv = d2
+                i += 3
+            if dv > dmax:
+                dmax = dv
+        if dmax < tol:
+            break
+    return it
+
+
+@njit(cache=True)
+def residual(W, r, kind, mu, lam):
+    """Worst complementarity residual (m/s): |min(c, W_ii lam)| on unilateral rows, |c| on
+    bilateral ones, and for friction the distance of lam_t from the disk projection of
+    lam_t - c_t / W_tt (scaled by W_tt): zero exactly at a solution."""
+    m = r.shape[0]
+    c = r + W @ lam
+    worst = 0.0
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL:
+            e = abs(c[i])
+            i += 1
+        else:
+            e = abs(min(c[i], W[i, i] * lam[i]))
+            if k == NORMAL:
+                x1 = lam[i + 1] - c[i + 1] / W[i + 1, i + 1]
+                x2 = lam[i + 2] - c[i + 2] / W[i + 1, i + 1]
+                lim = mu[i] * lam[i]
+                nt = np.sqrt(x1 * x1 + x2 * x2)
+                if nt > lim and nt > 0.0:
+                    x1 *= lim / nt
+                    x2 *= lim / nt
+                e = max(e, abs(x1 - lam[i + 1]) * W[i + 1, i + 1], abs(x2 - lam[i + 2]) * W[i + 1, i + 1])
+                i += 3
+            else:
+                i += 1
+        if e > worst:
+            worst = e
+    return worst
+
+
+@njit(cache=True)
+def polish(W, r, kind, mu, lam, new):
+    """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
+    (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
+    -mu lam_n s along PGS's slip s: the n row met), active limits and bilateral rows. new receives
+    the answer; False when it is not admissible (then PGS's answer stands)."""
+    m = r.shape[0]
+    # column c of the unknowns' map P: up to 3 entries (row prow[c, e], weight pw[c, e])
+    prow = np.zeros((m, 3), dtype=np.int64)
+    pwt = np.zeros((m, 3))
+    pn = np.zeros(m, dtype=np.int64)
+    E = np.empty(m, dtype=np.int64)
+    lam_max = 0.0
+    for i in range(m):
+        lam_max = max(lam_max, abs(lam[i]))
+    lam_n_tol = 1e-12 * max(1.0, lam_max)
+    ncol = 0
+    neq = 0
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL or k == UNILATERAL:
+            if k == BILATERAL or lam[i] > lam_n_tol:
+                prow[ncol, 0] = i
+                pwt[ncol, 0] = 1.0
+                pn[ncol] = 1
+                ncol += 1
+                E[neq] = i
+                neq += 1
+            i += 1
+        else:
+            if lam[i] > lam_n_tol:
+                nt = math.hypot(lam[i + 1], lam[i + 2])
+                if nt < mu[i] * lam[i] * (1.0 - 1e-6):          # sticking
+                    for a in range(3):
+                        prow[ncol, 0] = i + a
+                        pwt[ncol, 0] = 1.0
+                        pn[ncol] = 1
+                        ncol += 1
+                        E[neq] = i + a
+                        neq += 1
+                elif nt > 0.0:                                   # sliding along -lam_t
+                    for a in range(3):
+                        prow[ncol, a] = i + a
+                    pwt[ncol, 0] = 1.0
+                    pwt[ncol, 1] = mu[i] * lam[i + 1] / nt
+                    pwt[ncol, 2] = mu[i] * lam[i + 2] / nt
+                    pn[ncol] = 3
+                    ncol += 1
+                    E[neq] = i
+                    neq += 1
+                else:
+                    prow[ncol, 0] = i
+                    pwt[ncol, 0] = 1.0
+                    pn[ncol] = 1
+                    ncol += 1
+                    E[neq] = i
+                    neq += 1
+            i += 3
+    if ncol == 0:
+        return False
+    A = np.zeros((neq, ncol))
+    b = np.empty(neq)
+    for a in range(neq):
+        e = E[a]
+        b[a] = -r[e]
+        for c in range(ncol):
+            s = 0.0
+            for q in range(pn[c]):
+                s += W[e, prow[c, q]] * pwt[c, q]
+            A[a, c] = s
+    sol = np.linalg.lstsq(A, b, 1e-12)
+    x = sol[0]
+    for j in range(m):
+        new[j] = 0.0
+    for c in range(ncol):
+        for q in range(pn[c]):
+            new[prow[c, q]] += pwt[c, q] * x[c]
+    cv = W @ new + r
+    rmax = 0.0
+    for j in range(m):
+        rmax = max(rmax, abs(r[j]))
+    scale = max(1e-9, rmax)
+    for a in range(neq):
+        if abs(cv[E[a]]) > 1e-9 * scale:
+            return False                                 # inconsistent rows: keep PGS's answer
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL:
+            i += 1
+            continue
+        if new[i] < -lam_n_tol or cv[i] < -1e-9 * scale:
+            return False
+        if k == NORMAL:
+            nt = math.hypot(new[i + 1], new[i + 2])
+            if nt > mu[i] * new[i] * (1.0 + 1e-9) + lam_n_tol:
+                return False
+            if lam[i] > lam_n_tol and not (nt < mu[i] * lam[i] * (1.0 - 1e-6)):
+                if cv[i + 1] * new[i + 1] + cv[i + 2] * new[i + 2] > 1e-12 * scale:   # slip opposes friction
+                    return False
+            i += 3
+        else:
+            i += 1
+    for j in range(m):
+        if kind[j] == UNILATERAL or kind[j] == NORMAL:
+            if new[j] < 0.0:
+                new[j] = 0.0
+    return True
+
+
+@njit(cache=True)
+def rows_kernel(ba, bb, X, U, T, Jall, rows):
+    """rows[k, a] = U[k, a] . (velocity of the point X[k] of body ba[k] minus that of bb[k]):
+    for a body with pose (R, p) and body Jacobian J, u . v_x = (r x R^T u) . J_w + (R^T u) . J_v
+    with r = R^T (x - p)."""
+    nv = rows.shape[2]
+    for k in range(X.shape[0]):
+        for side in range(2):
+            body = ba[k] if side == 0 else bb[k]
+            if body <= 0:
+                continue
+            sign = 1.0 if side == 0 else -1.0
+            R = T[body, :9].reshape(3, 3)
+            r0 = r1 = r2 = 0.0
+            for i in range(3):
+                dx = X[k, i] - T[body, 9 + i]
+                r0 += R[i, 0] * dx
+                r1 += R[i, 1] * dx
+                r2 += R[i, 2] * dx
+            for a in range(3):
+                u0 = U[k, a, 0] * R[0, 0] + U[k, a, 1] * R[1, 0] + U[k, a, 2] * R[2, 0]
+                u1 = U[k, a, 0] * R[0, 1] + U[k, a, 1] * R[1, 1] + U[k, a, 2] * R[2, 1]
+                u2 = U[k, a, 0] * R[0, 2] + U[k, a, 1] * R[1, 2] + U[k, a, 2] * R[2, 2]
+                c0 = r1 * u2 - r2 * u1
+                c1 = r2 * u0 - r0 * u2
+                c2 = r0 * u1 - r1 * u0
+                for j in range(nv):
+                    rows[k, a, j] += sign * (c0 * Jall[body, 0, j] + c1 * Jall[body, 1, j] + c2 * Jall[body, 2, j]
+                                             + u0 * Jall[body, 3, j] + u1 * Jall[body, 4, j] + u2 * Jall[body, 5, j])
+
+
+@njit(cache=True)
+def delassus(J, G, W):
+    """W = J G symmetrised (m x m), in a plain loop."""
+    m, nv = J.shape
+    for i in range(m):
+        for j in range(i, m):
+            acc = 0.0
+            for k in range(nv):
+                acc += J[i, k] * G[k, j] + J[j, k] * G[k, i]
+            W[i, j] = 0.5 * acc
+            W[j, i] = 0.5 * acc
+
+
+# ------------------------------------------------------------------ geometry
+@njit(cache=True)
+def _tangents(n, t1, t2):
+    """t1, t2 spanning the plane of n (engine.Ground.tangents)."""
+    if abs(n[0]) < 0.9:
+        a0, a1, a2 = 1.0, 0.0, 0.0
+    else:
+        a0, a1, a2 = 0.0, 1.0, 0.0
+    an = a0 * n[0] + a1 * n[1] + a2 * n[2]
+    t1[0] = a0 - an * n[0]
+    t1[1] = a1 - an * n[1]
+    t1[2] = a2 - an * n[2]
+    s = math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+    for i in range(3):
+        t1[i] /= s
+    t2[0] = n[1] * t1[2] - n[2] * t1[1]
+    t2[1] = n[2] * t1[0] - n[0] * t1[2]
+    t2[2] = n[0] * t1[1] - n[1] * t1[0]
+
+
+@njit(cache=True)
+def _store(b, x0, x1, x2, d, key, shape, k, cb, cx, cd, ckey, cshape):
+    cb[k] = b
+    cx[k, 0] = x0
+    cx[k, 1] = x1
+    cx[k, 2] = x2
+    cd[k] = d
+    ckey[k] = key
+    cshape[k] = shape
+
+
+@njit(cache=True)
+def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
+    """Candidate ground contacts within `margin` (engine.contact.ContactGeometry.detect): fills
+    (body, world point, signed distance, key, shape) and returns their number."""
+    (points, pbody, pshape, gbody, gc, gr, grng, sc, sr, sb, ss, dc, da, dr, db, ds) = geo
+    k = 0
+    npts = points.shape[0]
+    for g in range(gbody.shape[0]):
+        b = gbody[g]
+        cn = 0.0
+        for i in range(3):
+            ci = T[b, 9 + i]
+            for j in range(3):
+                ci += T[b, 3 * i + j] * gc[g, j]
+            cn += ci * n[i]
+        if not (cn - height - gr[g] < margin):
+            continue
+        for p in range(grng[g, 0], grng[g, 1]):
+            x0 = T[b, 9] + T[b, 0] * points[p, 0] + T[b, 1] * points[p, 1] + T[b, 2] * points[p, 2]
+            x1 = T[b, 10] + T[b, 3] * points[p, 0] + T[b, 4] * points[p, 1] + T[b, 5] * points[p, 2]
+            x2 = T[b, 11] + T[b, 6] * points[p, 0] + T[b, 7] * points[p, 1] + T[b, 8] * points[p, 2]
+            d = x0 * n[0] + x1 * n[1] + x2 * n[2] - height
+            if d < margin:
+                _store(b, x0, x1, x2, d, p, pshape[p], k, cb, cx, cd, ckey, cshape)
+                k += 1
+    ns = sr.shape[0]
+    for s in range(ns):
+        b = sb[s]
+        c0 = T[b, 9] + T[b, 0] * sc[s, 0] + T[b, 1] * sc[s, 1] + T[b, 2] * sc[s, 2]
+        c1 = T[b, 10] + T[b, 3] * sc[s, 0] + T[b, 4] * sc[s, 1] + T[b, 5] * sc[s, 2]
+        c2 = T[b, 11] + T[b, 6] * sc[s, 0] + T[b, 7] * sc[s, 1] + T[b, 8] * sc[s, 2]
+        x0 = c0 - sr[s] * n[0]
+        x1 = c1 - sr[s] * n[1]
+        x2 = c2 - sr[s] * n[2]
+        d = x0 * n[0] + x1 * n[1] + x2 * n[2] - height
+        if d < margin:
+            _store(b, x0, x1, x2, d, npts + s, ss[s], k, cb, cx, cd, ckey, cshape)
+            k += 1
+    for s in range(dr.shape[0]):
+        b = db[s]
+        c0 = T[b, 9] + T[b, 0] * dc[s, 0] + T[b, 1] * dc[s, 1] + T[b, 2] * dc[s, 2]
+        c1 = T[b, 10] + T[b, 3] * dc[s, 0] + T[b, 4] * dc[s, 1] + T[b, 5] * dc[s, 2]
+        c2 = T[b, 11] + T[b, 6] * dc[s, 0] + T[b, 7] * dc[s, 1] + T[b, 8] * dc[s, 2]
+        a0 = T[b, 0] * da[s, 0] + T[b, 1] * da[s, 1] + T[b, 2] * da[s, 2]
+        a1 = T[b, 3] * da[s, 0] + T[b, 4] * da[s, 1] + T[b, 5] * da[s, 2]
+        a2 = T[b, 6] * da[s, 0] + T[b, 7] * da[s, 1] + T[b, 8] * da[s, 2]
+        an = a0 * n[0] + a1 * n[1] + a2 * n[2]
+        u0 = n[0] - an * a0
+        u1 = n[1] - an * a1
+        u2 = n[2] - an * a2
+        un = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+        if not un > 1e-6:                 # a cap lying flat: its rim points carry it
+            continue
+        f = dr[s] / un
+        x0 = c0 - f * u0
+        x1 = c1 - f * u1
+        x2 = c2 - f * u2
+        d = x0 * n[0] + x1 * n[1] + x2 * n[2] - height
+        if d < margin:
+            _store(b, x0, x1, x2, d, npts + ns + s, ds[s], k, cb, cx, cd, ckey, cshape)
+            k += 1
+    # shapes with too many points near: keep the deepest and the extremes along eight directions
+    for s in range(counts.shape[0]):
+        counts[s] = 0
+    many = False
+    for i in range(k):
+        counts[cshape[i]] += 1
+        if counts[cshape[i]] > MAX_POINTS_PER_SHAPE:
+            many = True
+    if not many:
+        return k
+    keep = np.ones(k, dtype=np.bool_)
+    for s in range(counts.shape[0]):
+        if counts[s] <= MAX_POINTS_PER_SHAPE:
+            continue
+        idx = np.empty(counts[s], dtype=np.int64)
+        c = 0
+        for i in range(k):
+            if cshape[i] == s:
+                idx[c] = i
+                c += 1
+        sel = np.zeros(c, dtype=np.bool_)
+        best = 0
+        for a in range(1, c):
+            if cd[idx[a]] < cd[idx[best]]:
+                best = a
+        sel[best] = True
+        for dirn in range(8):
+            ang = dirn * np.pi / 4
+            cs = math.cos(ang)
+            sn = math.sin(ang)
+            best = 0
+            bval = -np.inf
+            for a in range(c):
+                x = cx[idx[a]]
+                val = (x[0] * t1[0] + x[1] * t1[1] + x[2] * t1[2]) * cs + (x[0] * t2[0] + x[1] * t2[1] + x[2] * t2[2]) * sn
+                if val > bval:
+                    bval = val
+                    best = a
+            sel[best] = True
+        for a in range(c):
+            if not sel[a]:
+                keep[idx[a]] = False
+    j = 0
+    for i in range(k):
+        if keep[i]:
+            if j != i:
+                _store(cb[i], cx[i, 0], cx[i, 1], cx[i, 2], cd[i], ckey[i], cshape[i], j, cb, cx, cd, ckey, cshape)
+            j += 1
+    return j
+
+
+@njit(cache=True)
+def limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, margin, li, ls, ld):
+    """Limits within margin + 2 h |v|: lower ones first (sign +1), then upper ones (-1)."""
+    k = 0
+    for j in range(lim_q.shape[0]):
+        reach = margin + 2.0 * h * abs(v[lim_v[j]])
+        dl = q[lim_q[j]] - lim_lo[j]
+        if dl < reach:
+            li[k] = lim_v[j]
+            ls[k] = 1.0
+            ld[k] = dl
+            k += 1
+    for j in range(lim_q.shape[0]):
+        reach = margin + 2.0 * h * abs(v[lim_v[j]])
+        du = lim_hi[j] - q[lim_q[j]]
+        if du < reach:
+            li[k] = lim_v[j]
+            ls[k] = -1.0
+            ld[k] = du
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _quat_rot(q, i, R):
+    w = q[i]
+    x = q[i + 1]
+    y = q[i + 2]
+    z = q[i + 3]
+    s = math.sqrt(w * w + x * x + y * y + z * z)
+    w /= s
+    x /= s
+    y /= s
+    z /= s
+    R[0, 0] = 1 - 2 * (y * y + z * z)
+    R[0, 1] = 2 * (x * y - w * z)
+    R[0, 2] = 2 * (x * z + w * y)
+    R[1, 0] = 2 * (x * y + w * z)
+    R[1, 1] = 1 - 2 * (x * x + z * z)
+    R[1, 2] = 2 * (y * z - w * x)
+    R[2, 0] = 2 * (x * z - w * y)
+    R[2, 1] = 2 * (y * z + w * x)
+    R[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def _rotate(A, B, transA, x, i):
+    """x[i:i+3] = op(A) B^T... helper: x[i:i+3] = (A^T if transA else A) @ (B @ x[i:i+3])."""
+    y0 = B[0, 0] * x[i] + B[0, 1] * x[i + 1] + B[0, 2] * x[i + 2]
+    y1 = B[1, 0] * x[i] + B[1, 1] * x[i + 1] + B[1, 2] * x[i + 2]
+    y2 = B[2, 0] * x[i] + B[2, 1] * x[i + 1] + B[2, 2] * x[i + 2]
+    if transA:
+        x[i] = A[0, 0] * y0 + A[1, 0] * y1 + A[2, 0] * y2
+        x[i + 1] = A[0, 1] * y0 + A[1, 1] * y1 + A[2, 1] * y2
+        x[i + 2] = A[0, 2] * y0 + A[1, 2] * y1 + A[2, 2] * y2
+    else:
+        x[i] = A[0, 0] * y0 + A[0, 1] * y1 + A[0, 2] * y2
+        x[i + 1] = A[1, 0] * y0 + A[1, 1] * y1 + A[1, 2] * y2
+        x[i + 2] = A[2, 0] * y0 + A[2, 1] * y1 + A[2, 2] * y2
+
+
+@njit(cache=True)
+def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
+    """W = J M_h^-1 J^T and G = M_h^-1 J^T (nv x m) of the hybrid system: the torque-given
+    coordinates f respond through M_ff (CRBA, Cholesky L), prescribed ones do not. Status."""
+    m = J.shape[0]
+    nv = J.shape[1]
+    st = crba(m_bytes, ws_m, q, M)
+    if st != OK:
+        return st
+    fi = np.empty(nv, dtype=np.int64)
+    nf = 0
+    for k in range(nv):
+        if not prescribed[k]:
+            fi[nf] = k
+            nf += 1
+    L = np.zeros((nf, nf))
+    for a in range(nf):
+        for b in range(a + 1):
+            s = M[fi[a], fi[b]]
+            for c in range(b):
+                s -= L[a, c] * L[b, c]
+            if a == b:
+                if not s > 0.0:
+                    return SINGULAR
+                L[a, a] = math.sqrt(s)
+            else:
+                L[a, b] = s / L[b, b]
+    Y = np.empty((nf, m))
+    for j in range(m):
+        for a in range(nf):
+            s = J[j, fi[a]]
+            for c in range(a):
+                s -= L[a, c] * Y[c, j]
+            Y[a, j] = s / L[a, a]
+    for i in range(m):
+        for j in range(i, m):
+            s = 0.0
+            for a in range(nf):
+                s += Y[a, i] * Y[a, j]
+            W[i, j] = s
+            W[j, i] = s
+    for k in range(nv):
+        for j in range(m):
+            G[k, j] = 0.0
+    for j in range(m):
+        for a in range(nf - 1, -1, -1):
+            s = Y[a, j]
+            for c in range(a + 1, nf):
+                s -= L[c, a] * G[fi[c], j]
+            G[fi[a], j] = s / L[a, a]
+    return OK
+
+
+@njit(cache=True)
+def _contact_rows(m_bytes, ws_k, q, T, nc, cb, cx, n, t1, t2, Jall, J):
+    """Rows 3k, 3k+1, 3k+2 of J: n, t1, t2 . velocity of contact point k."""
+    nv = J.shape[1]
+    nb = Jall.shape[0]
+    seen = np.zeros(nb, dtype=np.bool_)
+    for k in range(nc):
+        b = cb[k]
+        if b > 0 and not seen[b]:
+            seen[b] = True
+            for r in range(6):
+                for j in range(nv):
+                    Jall[b, r, j] = 0.0
+            body_jacobian(m_bytes, ws_k, q, b, Jall[b])
+    U = np.empty((nc, 3, 3))
+    for k in range(nc):
+        for i in range(3):
+            U[k, 0, i] = n[i]
+            U[k, 1, i] = t1[i]
+            U[k, 2, i] = t2[i]
+    ba = cb[:nc].copy()
+    bb = np.zeros(nc, dtype=np.int64)
+    rows = np.zeros((nc, 3, nv))
+    rows_kernel(ba, bb, cx[:nc], U, T, Jall, rows)
+    for k in range(nc):
+        for a in range(3):
+            for j in range(nv):
+                J[3 * k + a, j] = rows[k, a, j]
+
+
+@njit(cache=True)
+def _integrate_free(m_bytes, q, v, h, free_iq, free_iv, q_new, R0, R1, tmp):
+    """q+ = q (+) h v, except the translation of free roots: p+ = p + h R v_lin, and their twist
+    re-expressed in the new body frame (engine.unilateral.ContactStepper._integrate). v in place."""
+    nv = v.shape[0]
+    for k in range(nv):
+        tmp[k] = h * v[k]
+    st = integrate(m_bytes, q, tmp, q_new)
+    if st != OK:
+        return st
+    for f in range(free_iq.shape[0]):
+        iq = free_iq[f]
+        iv = free_iv[f]
+        _quat_rot(q, iq + 3, R0)
+        _quat_rot(q_new, iq + 3, R1)
+        w0 = R0[0, 0] * v[iv + 3] + R0[0, 1] * v[iv + 4] + R0[0, 2] * v[iv + 5]
+        w1 = R0[1, 0] * v[iv + 3] + R0[1, 1] * v[iv + 4] + R0[1, 2] * v[iv + 5]
+        w2 = R0[2, 0] * v[iv + 3] + R0[2, 1] * v[iv + 4] + R0[2, 2] * v[iv + 5]
+        q_new[iq] = q[iq] + h * w0
+        q_new[iq + 1] = q[iq + 1] + h * w1
+        q_new[iq + 2] = q[iq + 2] + h * w2
+        v[iv + 3] = R1[0, 0] * w0 + R1[1, 0] * w1 + R1[2, 0] * w2
+        v[iv + 4] = R1[0, 1] * w0 + R1[1, 1] * w1 + R1[2, 1] * w2
+        v[iv + 5] = R1[0, 2] * w0 + R1[1, 2] * w1 + R1[2, 2] * w2
+        _rotate(R1, R0, True, v, iv)
+    return OK
+
+
+@njit(cache=True)
+def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, cb, cx, cd, ckey, cshape,
+                 T, Jall, M, tmp, q_out):
+    """q_out = q with penetrations deeper than PENETRATION_SLOP removed (q only, v untouched).
+    Returns a status."""
+    nv = tmp.shape[0]
+    n = gnd[:3]
+    st = forward_kinematics(m_bytes, ws_k, q, T)
+    if st != OK:
+        return st
+    k = detect(geo, T, n, gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+    nd = 0
+    for i in range(k):
+        if cd[i] < -PENETRATION_SLOP:
+            _store(cb[i], cx[i, 0], cx[i, 1], cx[i, 2], cd[i], ckey[i], cshape[i], nd, cb, cx, cd, ckey, cshape)
+            nd += 1
+    for i in range(q.shape[0]):
+        q_out[i] = q[i]
+    if nd == 0:
+        return OK
+    J3 = np.zeros((3 * nd, nv))
+    _contact_rows(m_bytes, ws_k, q, T, nd, cb, cx, n, t1, t2, Jall, J3)
+    Jn = np.empty((nd, nv))
+    for i in range(nd):
+        for j in range(nv):
+            Jn[i, j] = J3[3 * i, j]
+    W = np.empty((nd, nd))
+    G = np.empty((nv, nd))
+    st = _response(m_bytes, ws_m, q, prescribed, Jn, M, W, G)
+    if st != OK:
+        return st
+    r = np.empty(nd)
+    for i in range(nd):
+        r[i] = cd[i] + PENETRATION_SLOP
+    dmax = 0.0
+    for i in range(nd):
+        dmax = max(dmax, W[i, i])
+    if not dmax > 1e-300:
+        return OK
+    for i in range(nd):
+        if not W[i, i] > 1e-12 * dmax:          # a point that can not move: left out
+            for j in range(nd):
+                W[i, j] = 0.0
+                W[j, i] = 0.0
+            W[i, i] = 1.0
+            r[i] = 0.0
+    kind = np.full(nd, UNILATERAL, dtype=np.int64)
+    lam = np.zeros(nd)
+    pgs(W, r, kind, np.zeros(nd), lam, PGS_MAX_ITER, 1e-12)
+    for j in range(nv):
+        s = 0.0
+        for i in range(nd):
+            s += G[j, i] * lam[i]
+        tmp[j] = s
+    return integrate(m_bytes, q, tmp, q_out)
+
+
+@njit(cache=True)
+def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
+                 geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, nl, li, ls, ld, limit_e, free_iq, free_iv,
+                 sb, sx, sd, skey, sshape, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
+                 T, Jall, M, q_new, v_new, a1, tau1, pw):
+    """One velocity-level step from (q, v) with nc contact candidates (cb.., at the start) and nl
+    limit candidates (li velocity index, ls sign, ld distance); sb.. are detection scratch arrays
+    (capacity: every support point) for the projection after the step: q_new, v_new, a1, tau1 (motors of
+    prescribed joints included), pw = (actuator, damping, external) powers at the start. Status."""
+    nv = v.shape[0]
+    nq = q.shape[0]
+    n = gnd[:3]
+    # the smooth part at the start state
+    tau_in = np.empty(nv)
+    no_ci = np.zeros((0, NI), dtype=np.int64)
+    no_cf = np.zeros((0, NF))
+    gains = np.zeros(4)
+    lam0 = np.zeros(0)
+    st = _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
+                tau_in, a1, tau1, ws_k, no_ci, no_cf, gains, lam0)
+    if st != OK:
+        return st
+    P = np.empty((1, 3))
+    _powers(m_bytes, ws, v, tau1, damping, has_damping, P, 0)
+    v_free = np.empty(nv)
+    for k in range(nv):
+        v_free[k] = v[k] + h * a1[k]
+    R0 = np.empty((3, 3))
+    R1 = np.empty((3, 3))
+    tmp = np.empty(nv)
+    if free_iq.shape[0] > 0:
+        # a free body's v_free is its twist in its frame at the end of the smooth step; the rows
+        # are written at the start: re-express it there (same world velocities)
+        q_end = np.empty(nq)
+        for k in range(nv):
+            tmp[k] = h * v_free[k]
+        st = integrate(m_bytes, q, tmp, q_end)
+        if st != OK:
+            return st
+        for f in range(free_iq.shape[0]):
+            _quat_rot(q, free_iq[f] + 3, R0)
+            _quat_rot(q_end, free_iq[f] + 3, R1)
+            _rotate(R0, R1, True, v_free, free_iv[f])
+            _rotate(R0, R1, True, v_free, free_iv[f] + 3)
+    # rows
+    m = 3 * nc + nl
+    J = np.zeros((m, nv))
+    if nc > 0:
+        _contact_rows(m_bytes, ws_k, q, T, nc, cb, cx, n, t1, t2, Jall, J)
+    for k in range(nl):
+        J[3 * nc + k, li[k]] = ls[k]
+    kind = np.empty(m, dtype=np.int64)
+    mu = np.zeros(m)
+    target = np.zeros(m)
+    e_g = gnd[5]
+    for k in range(nc):
+        kind[3 * k] = NORMAL
+        kind[3 * k + 1] = TANGENT
+        kind[3 * k + 2] = TANGENT
+        mu[3 * k] = gnd[4]
+        vn = 0.0
+        for j in range(nv):
+            vn += J[3 * k, j] * v[j]
+        if cd[k] > 0.0:
+            target[3 * k] = -cd[k] / h
+        elif e_g > 0.0 and vn < -RESTITUTION_SPEED:
+            target[3 * k] = -e_g * vn
+    for k in range(nl):
+        r_ = 3 * nc + k
+        kind[r_] = UNILATERAL
+        vl = ls[k] * v[li[k]]
+        if ld[k] > 0.0:
+            target[r_] = -ld[k] / h
+        if limit_e > 0.0 and vl < -RESTITUTION_SPEED and ld[k] <= h * abs(vl):
+            target[r_] = max(target[r_], -limit_e * vl)
+    r = np.empty(m)
+    for i in range(m):
+        s = -target[i]
+        for j in range(nv):
+            s += J[i, j] * v_free[j]
+        r[i] = s
+    W = np.empty((m, m))
+    G = np.empty((nv, m))
+    st = _response(m_bytes, ws_m, q, prescribed, J, M, W, G)
+    if st != OK:
+        return st
+    # rows that can not move (all their joints prescribed): nothing to solve on them
+    dmax = 0.0
+    for i in range(m):
+        dmax = max(dmax, W[i, i])
+    scale = max(dmax, 1e-300)
+    dead = np.zeros(m, dtype=np.bool_)
+    for i in range(m):
+        if W[i, i] <= 1e-12 * scale:
+            dead[i] = True
+    for i in range(m):
+        if dead[i]:
+            for j in range(m):
+                W[i, j] = 0.0
+                W[j, i] = 0.0
+            r[i] = 0.0
+    for i in range(m):
+        if dead[i]:
+            W[i, i] = 1.0
+    # warm start
+    lam = np.zeros(m)
+    for k in range(nc):
+        for w in range(nwarm[0]):
+            if warm_key[w] == ckey[k]:
+                for a in range(3):
+                    lam[3 * k + a] = warm_lam[w, a]
+                break
+    for k in range(nl):
+        key = -(1 + 2 * li[k] + (1 if ls[k] > 0.0 else 0))
+        for w in range(nwarm[0]):
+            if warm_key[w] == key:
+                lam[3 * nc + k] = warm_lam[w, 0]
+                break
+    iters = 0
+    res = 0.0
+    if m > 0:
+        iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
+        res = residual(W, r, kind, mu, lam)
+    new = np.empty(m)
+    polished = False
+    if m > 0 and polish(W, r, kind, mu, lam, new):
+        res_p = residual(W, r, kind, mu, new)
+        if res_p <= max(res, POLISH_BELOW):
+            polished = True
+            for i in range(m):
+                lam[i] = new[i]
+            res = res_p
+    for i in range(m):
+        if dead[i]:
+            lam[i] = 0.0
+    nw = 0
+    for k in range(nc):
+        warm_key[nw] = ckey[k]
+        for a in range(3):
+            warm_lam[nw, a] = lam[3 * k + a]
+        nw += 1
+    for k in range(nl):
+        warm_key[nw] = -(1 + 2 * li[k] + (1 if ls[k] > 0.0 else 0))
+        warm_lam[nw, 0] = lam[3 * nc + k]
+        nw += 1
+    nwarm[0] = nw
+    for j in range(nv):
+        s = v_free[j]
+        for i in range(m):
+            s += G[j, i] * lam[i]
+        v_new[j] = s
+    q_mid = np.empty(nq)
+    st = _integrate_free(m_bytes, q, v_new, h, free_iq, free_iv, q_mid, R0, R1, tmp)
+    if st != OK:
+        return st
+    if gnd[6] != 0.0:
+        st = _project_out(m_bytes, ws_k, ws_m, q_mid, prescribed, geo, gnd, t1, t2, counts, sb, sx, sd, skey,
+                          sshape, T, Jall, M, tmp, q_new)
+        if st != OK:
+            return st
+    else:
+        for i in range(nq):
+            q_new[i] = q_mid[i]
+    # report
+    for j in range(nv):
+        a1[j] = (v_new[j] - v[j]) / h
+    if any_prescribed:
+        for j in range(nv):
+            if prescribed[j]:
+                s = 0.0
+                for i in range(m):
+                    s += J[i, j] * lam[i]
+                tau1[j] -= s / h
+    for j in range(nv):
+        limit_forces[j] = 0.0
+    for k in range(nl):
+        limit_forces[li[k]] += ls[k] * lam[3 * nc + k] / h
+    pa = 0.0
+    for j in range(nv):
+        pa += tau1[j] * v[j]
+    pw[0] = pa
+    pw[1] = P[0, 1]
+    pw[2] = P[0, 2]
+    istats[I_ROWS] = m
+    istats[I_ITER] = iters
+    istats[I_POLISHED] = 1 if polished else 0
+    istats[I_STEPS] += 1
+    istats[I_MAX_ITER] = max(istats[I_MAX_ITER], iters)
+    fstats[F_RESIDUAL] = res
+    fstats[F_WORST] = max(fstats[F_WORST], res)
+    return OK
+
+
+@njit(cache=True)
+def _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi, t1, t2, counts, cb, cx, cd, ckey,
+              cshape, T):
+    """Whether q is past a limit or through the ground (after a smooth step)."""
+    for k in range(lim_q.shape[0]):
+        x = q[lim_q[k]]
+        if x < lim_lo[k] or x > lim_hi[k]:
+            return True
+    if has_ground:
+        forward_kinematics(m_bytes, ws_k, q, T)
+        k = detect(geo, T, gnd[:3], gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+        for i in range(k):
+            if cd[i] < 0.0:
+                return True
+    return False
+
+
+@njit(cache=True)
+def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, prescribed, code, params, base,
+                    damping, tau_base, acc_base, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v, rec_a,
+                    rec_tau, done, energy, geo, gnd, lim_q, lim_v, lim_lo, lim_hi, limit_e, free_iq, free_iv,
+                    char_length, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats,
+                    fstats):
+    """Advance (tv[0], q, v) by n steps with ground contact (gnd = (normal, height, friction,
+    restitution, on)) and joint limits (lim_*; empty: off), as steploop.advance's arguments and
+    outputs (energy accumulates (work, dissipated, external work)); the last step's contacts go to
+    c_* (istats[I_NCON] of them), its limit torques to limit_forces, and its solve to istats/fstats.
+    warm_* keep the impulses across steps and calls. Status: OK, DIVERGED, a kernel's status, or
+    SINGULAR (the state is that step's start)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    nq = m[0].nq
+    nv = m[0].nv
+    h = dt
+    any_prescribed = False
+    for k in range(nv):
+        if prescribed[k]:
+            any_prescribed = True
+    has_damping = False
+    for k in range(nv):
+        if damping[k] != 0.0:
+            has_damping = True
+    has_ground = gnd[6] != 0.0
+    n_ground = gnd[:3]
+    flags = _law_flags(code)
+    any_law = flags[4]
+    record = rec_t.shape[0] >= n
+    zero = np.zeros(nv)
+    g = np.empty(nv)
+    d = np.empty(nv)
+    d_static = np.empty(nv)
+    q_ref = np.empty(nq)
+    q_ref_static = np.empty(nq)
+    e = np.empty(nv)
+    a_cmd = np.empty(nv)
+    tau_cmd = np.empty(nv)
+    a1 = np.empty(nv)
+    tau1 = np.empty(nv)
+    q_new = np.empty(nq)
+    v_new = np.empty(nv)
+    q_save = np.empty(nq)
+    v_save = np.empty(nv)
+    pw = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    _tangents(n_ground, t1, t2)
+    npts = geo[0].shape[0] + geo[8].shape[0] + geo[13].shape[0]
+    cap = npts + 1
+    cb = np.zeros(cap, dtype=np.int64)
+    cx = np.zeros((cap, 3))
+    cd = np.zeros(cap)
+    ckey = np.zeros(cap, dtype=np.int64)
+    cshape = np.zeros(cap, dtype=np.int64)
+    counts = np.zeros(int(gnd[7]) + 1, dtype=np.int64)
+    nlim = lim_q.shape[0]
+    li = np.zeros(2 * nlim + 1, dtype=np.int64)
+    ls = np.zeros(2 * nlim + 1)
+    ld = np.zeros(2 * nlim + 1)
+    nb = m.shape[0]
+    T = np.empty((nb, 12))
+    Jall = np.zeros((nb, 6, nv))
+    M = np.empty((nv, nv))
+    # for the smooth stretches
+    no_seq = np.zeros((0, nv))
+    no_ci = np.zeros((0, NI), dtype=np.int64)
+    no_cf = np.zeros((0, NF))
+    gains = np.zeros(4)
+    lam0 = np.zeros(0)
+    sub_done = np.zeros(1, dtype=np.int64)
+    sub_energy = np.zeros(3)
+    no_i = np.zeros(0, dtype=np.int64)
+    no_f = np.zeros(0)
+    st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
+    if st != OK:
+        return st
+    done[0] = 0
+    step = 0
+    wide = False
+    while step < n:
+        t = tv[0]
+        st = forward_kinematics(m_bytes, ws_k, q, T)
+        if st != OK:
+            return st
+        nc = 0
+        if has_ground:
+            nc = detect(geo, T, n_ground, gnd[3], CONTACT_MARGIN, t1, t2, counts, cb, cx, cd, ckey, cshape)
+        nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, LIMIT_MARGIN, li, ls, ld)
+        if nc == 0 and nl == 0 and wide:
+            # reached from farther than the margins in one step: widen them for the motion
+            speed = 0.0
+            for k in range(nv):
+                speed = max(speed, abs(v[k]))
+            if has_ground:
+                nc = detect(geo, T, n_ground, gnd[3], max(CONTACT_MARGIN, 4.0 * h * speed * char_length + 0.05),
+                            t1, t2, counts, cb, cx, cd, ckey, cshape)
+            nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, max(LIMIT_MARGIN, 4.0 * h * speed + 0.1),
+                                  li, ls, ld)
+        elif nc == 0 and nl == 0:
+            # nothing near: the chosen integrator (without a ground: until a limit comes near)
+            for k in range(nq):
+                q_save[k] = q[k]
+            for k in range(nv):
+                v_save[k] = v[k]
+            sub_energy[:] = 0.0
+            span = 1 if has_ground else n - step
+            st = advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, span, integrator, prescribed, code, params, base,
+                                 damping, tau_base, acc_base, no_seq, a_out, tau_out, q_prev, v_prev, bad,
+                                 rec_t, rec_q, rec_v, rec_a, rec_tau, sub_done, ws_k,
+                                 no_ci, no_cf, gains, lam0, sub_energy, lim_q, lim_v, lim_lo, lim_hi, step)
+            k_done = sub_done[0]
+            if st == OK and has_ground and _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi,
+                                                     t1, t2, counts, cb, cx, cd, ckey, cshape, T):
+                # the step crossed the ground: undo it, redo it as a unilateral step
+                for k in range(nq):
+                    q[k] = q_save[k]
+                for k in range(nv):
+                    v[k] = v_save[k]
+                tv[0] = t
+                wide = True
+                continue
+            if k_done > 0:
+                for c in range(3):
+                    energy[c] += sub_energy[c]
+                step += k_done
+                done[0] = step
+                nwarm[0] = 0
+                istats[I_NCON] = 0
+                istats[I_ROWS] = 0
+                istats[I_ITER] = 0
+                istats[I_POLISHED] = 0
+                fstats[F_RESIDUAL] = 0.0
+                for k in range(nv):
+                    limit_forces[k] = 0.0
+            if st == OK:
+                continue
+            if st != UNILATERAL_STEP:
+                return st
+            wide = True            # a limit is near (found above next time) or would be passed
+            continue
+        wide = False
+        # the unilateral step: inputs at the start
+        if any_law:
+            st = _laws(m_bytes, ws_g, t, q, v, code, params, base, d_static, q_ref_static, tau_base, acc_base,
+                       flags, zero, g, d, q_ref, e, tau_cmd, a_cmd)
+            if st != OK:
+                return st
+        else:
+            for k in range(nv):
+                tau_cmd[k] = tau_base[k]
+                a_cmd[k] = acc_base[k]
+        for k in range(nv):
+            bad[nq + 2 * nv + k] = a_cmd[k]
+            bad[nq + 3 * nv + k] = tau_cmd[k]
+        # the contacts of this step are reported from these candidates (the projection reuses cb..)
+        ncon = 0
+        cb_s = cb[:nc].copy()
+        cx_s = cx[:nc].copy()
+        cd_s = cd[:nc].copy()
+        ckey_s = ckey[:nc].copy()
+        st = contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
+                          has_damping, geo, gnd, t1, t2, counts, nc, cb_s, cx_s, cd_s, ckey_s, nl, li, ls,
+                          ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen,
+                          limit_forces, istats, fstats, T, Jall, M, q_new, v_new, a1, tau1, pw)
+        if st != OK:
+            return st
+        if not (_bounded(q_new) and _bounded(v_new) and _bounded(a1)):
+            for k in range(nq):
+                bad[k] = q_new[k]
+            for k in range(nv):
+                bad[nq + k] = v_new[k]
+                bad[nq + nv + k] = a1[k]
+            return DIVERGED
+        # contacts with a positive normal impulse (warm_lam holds this step's impulses, contacts first)
+        for k in range(nc):
+            if warm_lam[k, 0] > 0.0:
+                c_body[ncon] = cb_s[k]
+                for i in range(3):
+                    c_point[ncon, i] = cx_s[k, i]
+                    c_force[ncon, i] = (n_ground[i] * warm_lam[k, 0] + t1[i] * warm_lam[k, 1]
+                                        + t2[i] * warm_lam[k, 2]) / h
+                c_pen[ncon] = max(0.0, -cd_s[k])
+                ncon += 1
+        istats[I_NCON] = ncon
+        if record:
+            rec_t[step] = t
+            for k in range(nq):
+                rec_q[step, k] = q[k]
+            for k in range(nv):
+                rec_v[step, k] = v[k]
+                rec_a[step, k] = a1[k]
+                rec_tau[step, k] = tau1[k]
+        for c in range(3):
+            energy[c] += h * pw[c]
+        for k in range(nq):
+            q_prev[k] = q[k]
+            q[k] = q_new[k]
+        for k in range(nv):
+            v_prev[k] = v[k]
+            v[k] = v_new[k]
+            a_out[k] = a1[k]
+            tau_out[k] = tau1[k]
+        tv[1] = t
+        tv[0] = t + h
+        step += 1
+        done[0] = step
+    return OK
