@@ -210,6 +210,12 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
     if loader.child is not None and loader.child.poll() is None:
         loader.child.terminate()         # closed while compiling: stop our compiler process
         loader.child.wait(5)
+    # destroy the window (its GL context, the view's items) now, while the application and its
+    # display connection still exist, not in whatever order the interpreter's exit would choose
+    win.hide()
+    win.deleteLater()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete.value)
+    app.processEvents()
     if os.environ.get("JOINTLAB_TIMING"):
         print("JOINTLAB_TIMING " + " ".join(f"{k}={v:.3f}" for k, v in times.items()), file=sys.stderr)
     return state["exit"] or rc

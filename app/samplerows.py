@@ -95,7 +95,7 @@ class StepRows:
                 if max_steps is None and time.perf_counter() > deadline:
                     hit = True
                     break
-                t0, q0, v0 = sim.t, sim.q, sim.v
+                t0, q0, v0 = sim.t, sim.q.copy(), sim.v.copy()   # a step may update the state in place
                 w0, d0 = sim.work + sim.external_work, sim.dissipated
                 if drag is not None:
                     sim.f_ext = {drag.body: drag.wrench(t0, q0, v0)}

@@ -184,6 +184,10 @@ def test_constraint_force_arrows_at_the_closure_point(qtbot, window, engine_mod)
 
 
 def test_switching_the_loop_off_lets_it_come_apart_and_on_projects_it_back(qtbot, window):
+    # the four-bar's URDF limits (+-2 pi, a URDF revolute needs some) are reached only once the
+    # opened chain spins; a limit step is a semi-implicit Euler step, whose loop drift (~1e-5 m)
+    # is not what this test measures (the projection back onto the loop)
+    window.contact.choose("four_bar", limits=False)
     worker = open_shipped(qtbot, window, "four_bar")
     assert window.constraints_dock.isVisible()
     L = worker.layout
