@@ -214,6 +214,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.e = engine
         self.scene = Scene(self.view, engine)
         self.view.scene = self.scene
+        self.scene.shadows = self.act_shadows.isChecked()
         for k, a in self.toggles.items():
             self.scene.show[k] = a.isChecked()
         try:

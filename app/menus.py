@@ -91,6 +91,12 @@ def build_menus(win):
     win.act_follow = action(win, vm, "Camera Follows the Robot", None, "F", checkable=True, checked=False,
                             tip="keep the view centred on the root body (for floating-base robots in flight)")
     win.act_follow.setIconText("Follow")
+    from .view3d import shadows_default
+    win.act_shadows = action(win, vm, "Soft Shadows",
+                             lambda on: win.scene.set_shadows(on) if getattr(win, "scene", None) else None,
+                             checkable=True, checked=shadows_default(),
+                             tip="blob shadows under the bodies (off by default under software OpenGL, "
+                                 "where they halve the frame rate)")
     vm.addSeparator()
     for d in (win.gallery_dock, win.joints_dock, win.constraints_dock, win.plots_dock):
         vm.addAction(d.toggleViewAction())

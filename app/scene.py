@@ -96,7 +96,8 @@ class Scene:
         self.floor = FloorItem(background=BACKGROUND)
         view.addItem(self.floor)
         self._boxes = ((), ())           # body of each shape, corners of its box (shadows)
-        self.shadows = True
+        from .view3d import shadows_default
+        self.shadows = shadows_default()  # off under software GL (app/view3d.shadows_for)
         self.body_poses = None
         self._shader = body_shader(lit_fragment())
         self.extent = (np.zeros(3), 1.0)
@@ -214,6 +215,11 @@ class Scene:
         if self.robot is not None:
             self.robot.set_poses(self.body_poses)
             self._update_shadows()
+
+    def set_shadows(self, on):
+        """View > Soft Shadows."""
+        self.shadows = bool(on)
+        self._update_shadows()
 
     def _update_shadows(self):
         on = self.shadows and self.robot is not None and self.robot.visible() and len(self._boxes[0]) > 0

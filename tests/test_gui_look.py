@@ -127,10 +127,19 @@ def test_floor_checker_fades_into_the_background_at_the_horizon(qtbot, window, m
         assert np.abs(_near(img, far) - BG).max() < 6
 
 
+def test_shadows_default_on_a_gpu_only():
+    from app.view3d import shadows_for
+    assert shadows_for("NVIDIA GeForce RTX 3060/PCIe/SSE2") and shadows_for("AMD Radeon Graphics")
+    assert not shadows_for("llvmpipe (LLVM 15.0.6, 256 bits)") and not shadows_for("softpipe")
+
+
 def test_blob_shadow_darkens_the_floor_under_a_body(qtbot, window, models):
     _, cart = models
     install(qtbot, window, cart, running=False)
     scene = window.scene
+    if not scene.shadows:                  # off by default under software GL: the menu turns them on
+        window.act_shadows.trigger()
+    assert scene.shadows and window.act_shadows.isChecked()
     settle(qtbot, window)
     # a floor point beside the cart on the camera side (the cart is 0.3 m wide at z = 0.5)
     z = scene.floor.z
