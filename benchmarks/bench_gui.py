@@ -40,7 +40,11 @@ def main(argv=None):
     ap.add_argument("--record", default=None, metavar="FILE",
                     help="record the 3D view to FILE (.mp4 or .gif) while measuring")
     args = ap.parse_args(argv)
+    return on_a_display(run, args)
 
+
+def on_a_display(run, args):
+    """run(args) on the display there is, or on a virtual one (Xvfb) when there is none."""
     display = None
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         from pyvirtualdisplay import Display
@@ -51,6 +55,28 @@ def main(argv=None):
     finally:
         if display is not None:
             display.stop()
+
+
+def spin(app, seconds):
+    """Let the window run (events, frames) for this many wall seconds."""
+    from PyQt6 import QtCore
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+        time.sleep(0.0005)
+
+
+def wait_loaded(app, win, model, timeout=300.0):
+    """Open `model` in the window and wait until it runs; False (and a message) if it did not load."""
+    win.open_model(model)
+    t0 = time.perf_counter()
+    while (win.worker is None or win._loading is not None) and time.perf_counter() - t0 < timeout:
+        app.processEvents()
+        time.sleep(0.01)
+    if win.worker is None:
+        print(f"could not load {model}: {win.last_error}")
+        return False
+    return True
 
 
 def run(args):
@@ -68,13 +94,7 @@ def run(args):
     if args.dt in STEPS:
         win.dt_box.setCurrentIndex(STEPS.index(args.dt))
     win.integrator_box.setCurrentText(args.integrator)
-    win.open_model(args.model)
-    t0 = time.perf_counter()
-    while win.worker is None and time.perf_counter() - t0 < 60:
-        app.processEvents()
-        time.sleep(0.01)
-    if win.worker is None:
-        print(f"could not load {args.model}: {win.last_error}")
+    if not wait_loaded(app, win, args.model):
         return 1
     model = win.model
     inputs = {}
@@ -101,13 +121,7 @@ def run(args):
         t.equation_dock.setVisible(True)
         t.inspector.select(model.body_names[min(6, model.nbodies - 1)])
 
-    def spin(seconds):
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
-            time.sleep(0.0005)
-
-    spin(args.warmup)
+    spin(app, args.warmup)
     view = win.view
     snap0 = win.worker.snapshot()
     cpu_sim0 = win.worker.thread_cpu
@@ -125,7 +139,7 @@ def run(args):
     win.timer.timeout.disconnect()
     win.timer.timeout.connect(timed_frame)
     video = win.recording.start(args.record) if args.record else None
-    spin(args.seconds)
+    spin(app, args.seconds)
     if video is not None:
         video.stop()
     w1 = time.perf_counter()
@@ -135,7 +149,7 @@ def run(args):
     cpu_sim = win.worker.thread_cpu - cpu_sim0
     # let the last samples arrive, then check none was lost
     win.set_running(False)
-    spin(0.3)
+    spin(app, 0.3)
     snap2 = win.worker.snapshot()
     stamps = np.array(view.frame_times)
     intervals = np.diff(stamps) * 1e3 if len(stamps) > 1 else np.array([np.nan])
@@ -144,7 +158,7 @@ def run(args):
     if args.record:
         t_wait = time.perf_counter()
         while not video.wait(0) and time.perf_counter() - t_wait < 120:
-            spin(0.05)
+            spin(app, 0.05)
         g = 1e3 * np.array(video.grab_time or [np.nan])
         print(f"recording        {args.record}: {video.frames_written} frames at {video.fps:g} fps for "
               f"{video.elapsed():.2f} s, {video.grabbed} read back from the view, {video.dropped} skipped by the "

@@ -16,6 +16,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_gui import on_a_display, spin, wait_loaded  # noqa: E402  (the window benchmark's helpers)
 
 
 def main(argv=None):
@@ -25,16 +27,7 @@ def main(argv=None):
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--size", default="1280x800")
     args = ap.parse_args(argv)
-    display = None
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        from pyvirtualdisplay import Display
-        display = Display(visible=False, size=(1600, 1000), color_depth=24)
-        display.start()
-    try:
-        return run(args)
-    finally:
-        if display is not None:
-            display.stop()
+    return on_a_display(run, args)
 
 
 def headless_rtf(engine, model, q, v, prescribed, seconds=2.0):
@@ -59,13 +52,7 @@ def run(args):
     win = MainWindow(engine, settings=QtCore.QSettings("JointLab", "bench-contact"))
     win.resize(w, h)
     win.show()
-    win.open_model(args.model)
-    t0 = time.perf_counter()
-    while (win.worker is None or win._loading is not None) and time.perf_counter() - t0 < 300:
-        app.processEvents()
-        time.sleep(0.01)
-    if win.worker is None:
-        print(f"could not load {args.model}: {win.last_error}")
+    if not wait_loaded(app, win, args.model):
         return 1
     model = win.model
     win.contact.act_arrows.setChecked(True)
@@ -73,24 +60,18 @@ def run(args):
     names = [n for n in L.names if n.startswith("contact:")]
     win.plots.set_channels(names)
 
-    def spin(seconds):
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
-            time.sleep(0.0005)
-
-    spin(args.warmup)
+    spin(app, args.warmup)
     snap0 = win.worker.snapshot()
     cpu_sim0 = win.worker.thread_cpu
     w0 = time.perf_counter()
     win.view.frame_times.clear()
-    spin(args.seconds)
+    spin(app, args.seconds)
     w1 = time.perf_counter()
     snap1 = win.worker.snapshot()
     cpu_sim = win.worker.thread_cpu - cpu_sim0
     arrows = len(win.contact.overlay.arrows) if win.contact.overlay else 0
     win.set_running(False)
-    spin(0.3)
+    spin(app, 0.3)
     stamps = np.array(win.view.frame_times)
     fps = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
     rtf = (snap1.t - snap0.t) / (w1 - w0)
