@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .drag import point_jacobian
+from .drag import accepted_bounds, point_jacobian, pose_ik
 
 ON_LIMIT_TOL = 2e-3     # rad or m: a joint this close to a bound (or pressed on it) sits on its limit
 FORCE_EPS = 1e-9
@@ -177,21 +177,7 @@ class ContactState:
         the start state)."""
         if self.pins:
             return pose_ik_pinned(engine, self.model, q, drag.body, drag.p_local, target, self.pins)
-        from .drag import pose_ik
         return pose_ik(engine, self.model, q, drag.body, drag.p_local, target, drag.mask)
-
-
-def accepted_bounds(model, q):
-    """(lo, hi) over q for the pose drag: the joint limits of 1-dof joints, widened to take in a
-    start state that lies past them (so the drag never snaps a joint back)."""
-    lo = np.full(model.nq, -np.inf)
-    hi = np.full(model.nq, np.inf)
-    for j in model.joints:
-        if j.nq == j.nv and j.lower is not None:
-            lo[j.idx_q:j.idx_q + j.nq] = j.lower
-            hi[j.idx_q:j.idx_q + j.nq] = j.upper
-    q = np.asarray(q, dtype=float)
-    return np.minimum(lo, q), np.maximum(hi, q)
 
 
 def path_mask(model, bodies):

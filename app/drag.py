@@ -103,6 +103,19 @@ class DragSpring:
         return np.concatenate((np.cross(self.p_local, f_body), f_body))
 
 
+def accepted_bounds(model, q):
+    """(lo, hi) over q for the pose drag: the joint limits of 1-dof joints, widened to take in a
+    start state that lies past them (so the drag never snaps a joint back)."""
+    lo = np.full(model.nq, -np.inf)
+    hi = np.full(model.nq, np.inf)
+    for j in model.joints:
+        if j.nq == j.nv and j.lower is not None:
+            lo[j.idx_q:j.idx_q + j.nq] = j.lower
+            hi[j.idx_q:j.idx_q + j.nq] = j.upper
+    q = np.asarray(q, dtype=float)
+    return np.minimum(lo, q), np.maximum(hi, q)
+
+
 def pose_ik(engine, model, q, body_name, p_local, target, movable=None, iters=30, damping=0.05,
             max_step=0.25, tol=1e-4):
     """Damped least squares on the point Jacobian: move q so that the body point reaches target.
@@ -111,13 +124,7 @@ def pose_ik(engine, model, q, body_name, p_local, target, movable=None, iters=30
     q = np.array(q, dtype=float)
     nv = model.nv
     mask = np.ones(nv, dtype=bool) if movable is None else np.asarray(movable, dtype=bool)
-    lo = np.full(model.nq, -np.inf)
-    hi = np.full(model.nq, np.inf)
-    for j in model.joints:
-        if j.nq == j.nv and j.lower is not None:
-            lo[j.idx_q:j.idx_q + j.nq] = j.lower
-            hi[j.idx_q:j.idx_q + j.nq] = j.upper
-    lo, hi = np.minimum(lo, q), np.maximum(hi, q)     # a start past a limit is accepted, never snapped back
+    lo, hi = accepted_bounds(model, q)        # a start past a limit is accepted, never snapped back
     lam2 = damping ** 2
     for _ in range(iters):
         p, Jp, _ = point_jacobian(engine, model, q, body_name, p_local)
