@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 import warnings
@@ -30,7 +29,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_dynamics import ROBOTS, coordinate_maps, hybrid_mask, time_pair, rel_err  # noqa: E402
+from bench_dynamics import ROBOTS, coordinate_maps, hybrid_mask, print_setup, time_pair, rel_err  # noqa: E402
 
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets")
 TARGET = 1.0
@@ -224,13 +223,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=21, help="timing rounds per call (default 21)")
     args = ap.parse_args(argv)
 
-    t0 = time.perf_counter()
-    import engine  # noqa: F401
-    import pinocchio as pin
-    print(f"engine import {time.perf_counter() - t0:.1f} s; Python {platform.python_version()}, "
-          f"numpy {np.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
-    print(f"per-call times in microseconds; best and median of {args.repeat} interleaved rounds; "
-          f"ratio = ours / Pinocchio (target <= {TARGET}); hybrid is set against pin's ABA derivatives\n")
+    print_setup(args.repeat, "; hybrid is set against pin's ABA derivatives", TARGET)
     head = (f"{'robot':<9} {'nv':>3} {'derivatives':<11} {'ours best':>9} {'pin best':>9} {'ratio':>6}  "
             f"{'ours med':>9} {'pin med':>9} {'ratio':>6}  {'/ our FD':>8}  {'agree':>8}")
     print(head)

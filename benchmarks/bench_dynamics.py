@@ -197,19 +197,24 @@ def bench_robot(name, repeat, seed=0):
     return model, rows, errs, int(mask.sum())
 
 
+def print_setup(repeat, more="", target=TARGET):
+    """Import the engine (compiling or loading its kernels) and print the machine and the method."""
+    t0 = time.perf_counter()
+    import engine  # noqa: F401  (compiles or loads the kernels)
+    import pinocchio as pin
+    print(f"engine import {time.perf_counter() - t0:.1f} s; Python {platform.python_version()}, "
+          f"numpy {np.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
+    print(f"per-call times in microseconds; best and median of {repeat} interleaved rounds; "
+          f"ratio = ours / Pinocchio (target <= {target}){more}\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robots", nargs="+", default=["panda", "ur5", "humanoid", "talos"], choices=sorted(ROBOTS))
     ap.add_argument("--repeat", type=int, default=21, help="timing rounds per call (default 21)")
     args = ap.parse_args(argv)
 
-    t0 = time.perf_counter()
-    import engine  # noqa: F401  (compiles or loads the kernels)
-    import pinocchio as pin
-    print(f"engine import {time.perf_counter() - t0:.1f} s; Python {platform.python_version()}, "
-          f"numpy {np.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
-    print(f"per-call times in microseconds; best and median of {args.repeat} interleaved rounds; "
-          f"ratio = ours / Pinocchio (target <= {TARGET})\n")
+    print_setup(args.repeat)
     head = (f"{'robot':<7} {'call':<17} {'ours best':>9} {'pin best':>9} {'ratio':>6}  "
             f"{'ours med':>9} {'pin med':>9} {'ratio':>6}  {'agree':>8}")
     print(head)
