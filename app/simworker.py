@@ -39,10 +39,10 @@ import numpy as np
 from .drag import DragSpring, ik_mask, point_jacobian
 from .contactsim import ContactState
 from .inputs import Controller
-from .pacing import FRAME, BUDGET, RESYNC, RTF_WINDOW, Pacer  # noqa: F401  (re-exported)
+from .pacing import BUDGET, Pacer
 from .recorder import SampleLayout, SampleQueue
 from .samplerows import StepRows
-from .snapshot import Snapshot, take_snapshot  # noqa: F401  (re-exported)
+from .snapshot import Snapshot, take_snapshot
 from .teaching import TeachingProbe
 
 
@@ -67,9 +67,6 @@ class EngineInputs(Controller):
             laws.params[:, i] = self._p[name]
         laws.base[:] = self._base
         self._sim.inputs = laws
-
-
-_EngineInputs = EngineInputs     # its former name
 
 
 class SimWorker:
