@@ -22,8 +22,7 @@ import numpy as np
 import pyqtgraph.opengl as gl
 from PyQt6 import QtCore, QtWidgets
 
-from .contactsim import contact_bodies, default_ground, floating, limited_joints
-from .inputs import JointInput
+from .contactsim import default_ground, limited_joints
 from .menus import action
 from .scene import OVERLAY_GL, _arrow_segments, arrow_vectors
 
@@ -140,26 +139,10 @@ class ContactUI(QtCore.QObject):
         self.act_limits.setEnabled(bool(limited_joints(model)))
         self._update_friction_text()
 
-    def adjust_start(self, model, sentences):
-        """With the ground on, an articulated floating-base robot starts standing: the base free
-        (torque, zero), every other joint held (acceleration, hold still). Returns the status
-        sentences (the one about the held base replaced)."""
-        win = self.win
-        if not (self.ground_on(model) and floating(model) and model.nbodies > 1):
-            return sentences
-        root = model.joints[0].name
-        win.joints.set_input(root, JointInput("torque", "zero"))
-        win.held_joints.pop(root, None)
-        held = 0
-        for j in model.joints[1:]:
-            if j.nv and j.name not in win.held_joints:
-                win.joints.set_input(j.name, JointInput("acceleration", "hold"))
-                win.held_joints[j.name] = "standing"
-                held += 1
-        out = [s for s in sentences if f"'{root}'" not in s]
-        out.insert(0, f"standing on the ground (friction {self.friction:g}): the base is free, {held} joints "
-                      f"held (set them to torque to let it fall; Ctrl+drag pushes it; Shift+click pins a foot)")
-        return out
+    def standing_sentence(self, held):
+        """The status sentence of a robot that starts standing on the ground with `held` joints held."""
+        return (f"standing on the ground (friction {self.friction:g}): the base is free, {held} joints held "
+                f"(set them to torque to let it fall; Ctrl+drag pushes it; Shift+click pins a foot)")
 
     # ------------------------------------------------------------------ switches
     def set_ground(self, on):

@@ -20,7 +20,6 @@ from .constraintpanel import ConstraintPanel
 from .contactui import ContactUI
 from .gallery import Gallery, shipped_entries
 from .menus import SPEEDS, STEPS, build_menus, action, rtf_text
-from .inputs import JointInput
 from .jointpanel import JointPanel
 from .plots import PlotPanel
 from .plotstyle import default_channels
@@ -337,7 +336,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loop_notice = None
         if not self.act_gravity.isChecked():
             self.worker.set_gravity(False)
-        held = self.contact.adjust_start(model, self._hold_at_start(model))
+        held = self._hold_at_start(model)
         defaults = default_channels(self.e, model, self.worker.layout, self.worker.sim.q, v0, self.held_joints)
         if self.worker.sim.ground is not None and "contact:total:fz" in self.worker.layout.names:
             defaults.insert(max(len(defaults) - 1, 0), "contact:total:fz")     # what the ground carries
@@ -371,35 +370,37 @@ class MainWindow(QtWidgets.QMainWindow):
             self.first_model_time = time.perf_counter()
 
     def _hold_at_start(self, model):
-        """Joints the model can not run without holding: started acceleration-prescribed ("hold
-        still"). Returns the sentences saying why, for the status bar."""
-        self.held_joints = {}
+        """Joints held (acceleration-prescribed, "hold still") at start, by the rule `jointlab
+        simulate` uses too (``app.headless.window_start``): massless joints; on the ground every
+        joint of a floating-base robot but its base (it stands); in the air its floating base.
+        Returns the sentences saying why, for the status bar."""
+        from .headless import window_start
+        setup = window_start(self.e, model, ground=self.contact.ground_on(model))
+        self.held_joints = dict(setup.held)
+        for name, inp in setup.inputs.items():
+            self.joints.set_input(name, inp)
         out = []
-        if model.nbodies > 1 and model.joints and model.joints[0].kind == "free":
-            # without the ground an articulated floating base would fall out of view (with it on,
-            # app/contactui.py stands the robot on it: base free, joints held);
-            # start with it held (acceleration prescribed, hold still), as models.json suggests
-            root = model.joints[0].name
-            self.joints.set_input(root, JointInput("acceleration", "hold"))
-            self.held_joints[root] = "floating base"
+        by_why = {}
+        for name, why in setup.held.items():
+            by_why.setdefault(why, []).append(name)
+        for root in by_why.get("floating base", ()):
             out.append(f"the floating base '{root}' is held (set it to torque / zero to let it fall)")
-        massless = tuple(getattr(model, "massless_joints", ()) or ())
+        if "standing" in by_why:
+            out.append(self.contact.standing_sentence(len(by_why["standing"])))
+        massless = by_why.get("massless", [])
         for name in massless:
-            self.joints.set_input(name, JointInput("acceleration", "hold"))
             row = self.joints.rows[name]
             row.torque_refusal = (
                 f"joint '{name}' moves only massless links: a torque can not accelerate them (their "
                 f"articulated inertia is singular), so it stays acceleration-prescribed; give those "
                 f"links mass in the URDF to drive it by torque")
             row.mode.setToolTip(row.torque_refusal)
-            self.held_joints[name] = "massless"
         if massless:
             names = ", ".join(f"'{n}'" for n in massless[:4]) + (f" and {len(massless) - 4} more"
                                                                   if len(massless) > 4 else "")
             out.append(f"{len(massless)} joint(s) move only massless links ({names}): they are held "
                        f"(acceleration prescribed, hold still), a torque could not move them")
         return out
-
     def _inputs_changed(self, inputs):
         """The joint panel changed some joints' inputs: send them, and keep the status bar true
         about the joints the app held at the start."""
