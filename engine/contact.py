@@ -95,6 +95,18 @@ class Contact:
     other: str = "ground"
 
 
+def _rot(R, x):
+    """R[k] @ x[k] for stacks (k,3,3), (k,3), summed in a fixed order: elementwise arithmetic gives
+    the same bits whatever the arrays' alignment (BLAS and einsum's SIMD loops need not), so the
+    start pose placed on the ground is the same number in every process."""
+    return R[:, :, 0] * x[:, 0, None] + R[:, :, 1] * x[:, 1, None] + R[:, :, 2] * x[:, 2, None]
+
+
+def _dot(X, n):
+    """X[k] . n in a fixed order (see _rot)."""
+    return X[:, 0] * n[0] + X[:, 1] * n[1] + X[:, 2] * n[2]
+
+
 def _rows(T):
     """(R (n,3,3), p (n,3)) from the kernels' pose rows (R row-major, p)."""
     return T[:, :9].reshape(-1, 3, 3), T[:, 9:12]
@@ -196,27 +208,27 @@ class ContactGeometry:
         if len(self.points):
             if np.isfinite(margin):
                 gb = self._grp_body
-                C = np.einsum("kij,kj->ki", R[gb], self._grp_c) + p[gb]
-                near = np.flatnonzero(C @ n - height - self._grp_r < margin)
+                C = _rot(R[gb], self._grp_c) + p[gb]
+                near = np.flatnonzero(_dot(C, n) - height - self._grp_r < margin)
                 idx = (np.concatenate([np.arange(*self._grp_rng[i]) for i in near]) if len(near)
                        else np.zeros(0, np.int64))
             else:
                 idx = np.arange(len(self.points))
             b = self.point_body[idx]
-            X = np.einsum("kij,kj->ki", R[b], self.points[idx]) + p[b]
+            X = _rot(R[b], self.points[idx]) + p[b]
             outs_b.append(b), outs_x.append(X), outs_k.append(idx)
         off = len(self.points)
         if len(self.sph_r):
             b = self.sph_b
-            C = np.einsum("kij,kj->ki", R[b], self.sph_c) + p[b]
+            C = _rot(R[b], self.sph_c) + p[b]
             X = C - self.sph_r[:, None] * n
             outs_b.append(b), outs_x.append(X), outs_k.append(off + np.arange(len(b)))
         off += len(self.sph_r)
         if len(self.disk_r):
             b = self.disk_b
-            C = np.einsum("kij,kj->ki", R[b], self.disk_c) + p[b]
-            A = np.einsum("kij,kj->ki", R[b], self.disk_a)
-            u = n - (A @ n)[:, None] * A
+            C = _rot(R[b], self.disk_c) + p[b]
+            A = _rot(R[b], self.disk_a)
+            u = n - _dot(A, n)[:, None] * A
             un = np.linalg.norm(u, axis=1)
             ok = un > 1e-6                 # a cap lying flat: its rim points carry it
             X = C[ok] - (self.disk_r[ok] / un[ok])[:, None] * u[ok]
@@ -226,7 +238,7 @@ class ContactGeometry:
         b = np.concatenate(outs_b)
         X = np.vstack(outs_x)
         key = np.concatenate(outs_k)
-        return b, X, X @ n - height, key
+        return b, X, _dot(X, n) - height, key
 
     def shape_of_key(self, key):
         n1 = len(self.points)
