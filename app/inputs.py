@@ -4,18 +4,9 @@ Every joint is either *torque-driven* (its torque is given; hybrid dynamics comp
 acceleration it gets) or *acceleration-prescribed* (its acceleration is given; hybrid dynamics
 computes the torque it needs). The input law of a joint:
 
-| mode         | kind     | law (per velocity coordinate of the joint)                           |
-|--------------|----------|----------------------------------------------------------------------|
-| torque       | zero     | tau = 0 (passive)                                                    |
-| torque       | constant | tau = value                                                          |
-| torque       | gravity  | tau = g(q) (gravity compensation: inverse dynamics at v = a = 0)     |
-| torque       | pd       | tau = kp (q_target - q) - kd dq                                      |
-| torque       | sine     | tau = offset + amplitude sin(2 pi frequency t + phase)               |
-| acceleration | constant | ddq = value                                                          |
-| acceleration | hold     | ddq = kp (q_hold - q) - kd dq   (q_hold: the pose when switched)    |
-| acceleration | track    | ddq = kp (q_target - q) - kd dq                                      |
-| acceleration | sine     | q_d = offset + amplitude sin(w t + phase);                           |
-|              |          | ddq = ddq_d + kp (q_d - q) + kd (dq_d - dq)                          |
+The laws (the table, their codes and parameter names) are defined once, in ``engine.input_laws``;
+this module adds what the joint panel needs: labels, the parameters each law shows, their accepted
+ranges, and the same laws evaluated in Python (``Controller``) for a user's own control callback.
 
 Position errors are taken on the configuration Lie group, ``difference(q, q_ref)``, so they are
 right for spherical, planar and free joints too. For joints whose coordinates are not plain numbers
@@ -32,8 +23,17 @@ from dataclasses import dataclass, replace, fields
 
 import numpy as np
 
+# The same names as engine.input_laws, repeated here so that the window opens without importing the
+# engine (numba and its kernels load in the background); tests/test_gui_units.py checks they agree.
 TORQUE_KINDS = ("zero", "constant", "gravity", "pd", "sine")
 ACCEL_KINDS = ("constant", "hold", "track", "sine")
+_CODES = {("torque", k): i for i, k in enumerate(TORQUE_KINDS)}
+_CODES.update({("acceleration", k): 10 + i for i, k in enumerate(ACCEL_KINDS)})
+DEFAULTS = {"value": 0.0, "target": 0.0, "kp": 100.0, "kd": 20.0, "amplitude": 0.5, "frequency": 0.5,
+            "phase": 0.0, "offset": 0.0}
+LINEAR_KINDS = ("revolute", "prismatic", "helical", "universal")
+ABSOLUTE = ("pd", "track", "sine")
+
 KIND_LABELS = {
     ("torque", "zero"): "zero (passive)",
     ("torque", "constant"): "constant",
@@ -68,10 +68,7 @@ LIMITS = {
     "phase": (-1e3, 1e3),
     "offset": (-1e4, 1e4),
 }
-LINEAR_KINDS = ("revolute", "prismatic", "helical", "universal")
-
-_CODES = {("torque", k): i for i, k in enumerate(TORQUE_KINDS)}
-_CODES.update({("acceleration", k): 10 + i for i, k in enumerate(ACCEL_KINDS)})
+assert set(LIMITS) == set(DEFAULTS)
 
 
 @dataclass(frozen=True)
@@ -79,14 +76,14 @@ class JointInput:
     """The input law of one joint (immutable; the GUI sends new ones)."""
     mode: str = "torque"
     kind: str = "zero"
-    value: float = 0.0
-    target: float = 0.0
-    kp: float = 100.0
-    kd: float = 20.0
-    amplitude: float = 0.5
-    frequency: float = 0.5
-    phase: float = 0.0
-    offset: float = 0.0
+    value: float = DEFAULTS["value"]
+    target: float = DEFAULTS["target"]
+    kp: float = DEFAULTS["kp"]
+    kd: float = DEFAULTS["kd"]
+    amplitude: float = DEFAULTS["amplitude"]
+    frequency: float = DEFAULTS["frequency"]
+    phase: float = DEFAULTS["phase"]
+    offset: float = DEFAULTS["offset"]
 
     def __post_init__(self):
         if (self.mode, self.kind) not in _CODES:
@@ -170,7 +167,7 @@ class Controller:
                 arr[k][sv] = getattr(inp, k)
             if changed is None or j.name in changed:
                 base[sq] = q_now[sq]
-            if j.kind in LINEAR_KINDS and inp.kind in ("pd", "track", "sine"):
+            if j.kind in LINEAR_KINDS and inp.kind in ABSOLUTE:
                 base[sq] = 0.0   # absolute targets for plain-number coordinates
         self._base = base
         self._code = code

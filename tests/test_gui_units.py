@@ -22,6 +22,18 @@ def mods(eng):
 
 
 # ------------------------------------------------------------------ input laws
+def test_the_panels_law_names_are_the_engines(eng):
+    """app.inputs repeats engine.input_laws's kinds, codes and defaults (so the window opens without
+    the engine): they must stay the same."""
+    from app import inputs
+    from engine import input_laws as laws
+    assert inputs.TORQUE_KINDS == laws.TORQUE_KINDS and inputs.ACCEL_KINDS == laws.ACCEL_KINDS
+    assert inputs._CODES == laws.CODES and inputs.DEFAULTS == laws.DEFAULTS
+    assert inputs.LINEAR_KINDS == laws.LINEAR_KINDS and inputs.ABSOLUTE == laws.ABSOLUTE
+    assert set(inputs.LIMITS) == set(laws.PARAM_NAMES)
+    assert {f: getattr(inputs.JointInput(), f) for f in laws.PARAM_NAMES} == laws.DEFAULTS
+
+
 def test_controller_laws(eng, mods):
     from app.inputs import Controller, JointInput
     pend, _ = mods
