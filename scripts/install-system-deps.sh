@@ -31,5 +31,7 @@ fi
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 echo "install-system-deps: installing$MISSING"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $MISSING >/dev/null
+# another apt (unattended upgrades, a second setup) may hold dpkg's lock: wait for it (up to 10 min)
+LOCK="-o DPkg::Lock::Timeout=600"
+$SUDO apt-get $LOCK update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get $LOCK install -y -qq --no-install-recommends $MISSING >/dev/null

@@ -96,9 +96,49 @@ def articulated_inertia(mb, wb):
 
 
 @njit(cache=True, inline="always")
+def articulated_backward_torque_1dof(mb, wb, pb, tau):
+    """articulated_backward_torque for a one-dof joint (revolute, prismatic, helical): the same
+    lines with a scalar Psi_i = 1 / (S^T Ih S + armature), no matrix inverse."""
+    Ih = wb.Ih
+    S = wb.S
+    U = wb.U
+    D = mb.armature[0]
+    for r in range(6):
+        s = 0.0
+        for k in range(6):
+            s += Ih[r, k] * S[k, 0]
+        U[r, 0] = s
+        D += S[r, 0] * s
+    if not (D > 1e-12 * inertia_scale(Ih)):
+        return False
+    Psi = 1.0 / D
+    wb.Dinv[0, 0] = Psi
+    mat6_vec(Ih, wb.eta, wb.beta)
+    u = tau[mb.iv]
+    for r in range(6):
+        wb.beta[r] += wb.Bh[r]
+        u -= S[r, 0] * wb.beta[r]
+    wb.u[0] = u
+    if mb.parent == 0:
+        return True
+    # Pi = Ih - U Psi U^T;  beta = Bh + Ih eta + U Psi u
+    for r in range(6):
+        w = U[r, 0] * Psi
+        for c in range(r, 6):
+            t = Ih[r, c] - w * U[c, 0]
+            wb.Pi[r, c] = t
+            wb.Pi[c, r] = t
+        wb.beta[r] += w * u
+    articulated_transfer(wb, pb)
+    return True
+
+
+@njit(cache=True, inline="always")
 def articulated_backward_torque(mb, wb, pb, tau):
     """Backward step of Table 3 for a torque-given joint: Psi, Pi, beta, and their transfer to the
     parent. Returns False when S^T Ih S is singular."""
+    if mb.nv == 1:
+        return articulated_backward_torque_1dof(mb, wb, pb, tau)
     if not joint_space_inertia(mb, wb):
         return False
     nv = mb.nv
@@ -141,12 +181,21 @@ def articulated_forward_torque(mb, wb, pb, ddq):
     iv = mb.iv
     Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)      # a' = Ad_{T^-1} dV_parent
     U = wb.U
+    S = wb.S
+    if nv == 1:
+        s = wb.u[0]
+        for k in range(6):
+            s -= U[k, 0] * wb.dV[k]
+        d = wb.Dinv[0, 0] * s
+        ddq[iv] = d
+        for r in range(6):
+            wb.dV[r] += wb.eta[r] + S[r, 0] * d
+        return
     for j in range(nv):
         s = wb.u[j]
         for k in range(6):
             s -= U[k, j] * wb.dV[k]
         wb.Sv[j] = s                            # scratch: u - U^T a'
-    S = wb.S
     for j in range(nv):
         s = 0.0
         for k in range(nv):
