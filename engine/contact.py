@@ -96,9 +96,9 @@ class Contact:
 
 
 def _rot(R, x):
-    """R[k] @ x[k] for stacks (k,3,3), (k,3), summed in a fixed order: elementwise arithmetic gives
-    the same bits whatever the arrays' alignment (BLAS and einsum's SIMD loops need not), so the
-    start pose placed on the ground is the same number in every process."""
+    """R[k] @ x[k] for stacks (k,3,3), (k,3), summed in a fixed order (elementwise arithmetic gives
+    the same bits whatever the arrays' alignment; BLAS and einsum's SIMD loops need not). The poses
+    themselves come from a kernel, whose fresh compile and cached copy may differ in the last bit."""
     return R[:, :, 0] * x[:, 0, None] + R[:, :, 1] * x[:, 1, None] + R[:, :, 2] * x[:, 2, None]
 
 

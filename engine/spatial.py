@@ -33,21 +33,6 @@ def skew(x):
 
 
 @njit(cache=True)
-def so3_exp(w):
-    """Rotation matrix exp([w]) (Rodrigues), accurate for small angles."""
-    th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
-    th = np.sqrt(th2)
-    if th < 1e-6:
-        a = 1.0 - th2 / 6.0
-        b = 0.5 - th2 / 24.0
-    else:
-        a = np.sin(th) / th
-        b = (1.0 - np.cos(th)) / th2
-    K = skew(w)
-    return np.eye(3) + a * K + b * (K @ K)
-
-
-@njit(cache=True)
 def so3_log(R):
     """w with exp([w]) = R, |w| <= pi."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -76,21 +61,6 @@ def so3_log(R):
 
 
 @njit(cache=True)
-def so3_left_jacobian(w):
-    """J_l(w) = sum [w]^k/(k+1)!; the translation part of exp on SE(3) is J_l(w) v."""
-    th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
-    th = np.sqrt(th2)
-    if th < 1e-5:
-        b = 0.5 - th2 / 24.0
-        c = 1.0 / 6.0 - th2 / 120.0
-    else:
-        b = (1.0 - np.cos(th)) / th2
-        c = (th - np.sin(th)) / (th2 * th)
-    K = skew(w)
-    return np.eye(3) + b * K + c * (K @ K)
-
-
-@njit(cache=True)
 def so3_left_jacobian_inv(w):
     th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
     th = np.sqrt(th2)
@@ -100,28 +70,6 @@ def so3_left_jacobian_inv(w):
     else:
         d = (1.0 - th * np.sin(th) / (2.0 * (1.0 - np.cos(th)))) / th2
     return np.eye(3) - 0.5 * K + d * (K @ K)
-
-
-@njit(cache=True)
-def se3_exp(V):
-    """exp of the twist V = (w, v) as a 4x4 pose."""
-    T = np.eye(4)
-    w = V[:3].copy()
-    v = V[3:].copy()
-    T[:3, :3] = so3_exp(w)
-    T[:3, 3] = so3_left_jacobian(w) @ v
-    return T
-
-
-@njit(cache=True)
-def se3_log(T):
-    """Twist V = (w, v) with exp(V) = T."""
-    w = so3_log(T[:3, :3].copy())
-    v = so3_left_jacobian_inv(w) @ T[:3, 3].copy()
-    out = np.empty(6)
-    out[:3] = w
-    out[3:] = v
-    return out
 
 
 @njit(cache=True)
@@ -155,16 +103,6 @@ def ad(V):
     return X
 
 
-def Ad_dual(T):
-    """Ad*_T = Ad_T^T: acts on wrenches."""
-    return Ad(T).T
-
-
-def ad_dual(V):
-    """ad*_V = ad_V^T."""
-    return ad(V).T
-
-
 @njit(cache=True)
 def spatial_inertia(mass, com, I_com):
     """Generalized inertia (6x6) in the body frame from mass, centre of mass c (body frame) and the
@@ -178,12 +116,6 @@ def spatial_inertia(mass, com, I_com):
     for k in range(3):
         G[3 + k, 3 + k] = mass
     return G
-
-
-def transform_inertia(T_ab, G_b):
-    """Inertia of frame {b} re-expressed in frame {a}: G_a = Ad*_{T_ab^-1} G_b Ad_{T_ab^-1}."""
-    X = Ad(se3_inv(T_ab))
-    return X.T @ G_b @ X
 
 
 # ---------------------------------------------------------------- quaternions (w, x, y, z)
@@ -227,16 +159,6 @@ def rot_to_quat(R):
     if q[0] < 0.0:
         q = -q
     return q / np.sqrt(q @ q)
-
-
-@njit(cache=True)
-def quat_mul(a, b):
-    out = np.empty(4)
-    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
-    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
-    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
-    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
-    return out
 
 
 @njit(cache=True)
@@ -372,42 +294,6 @@ def mat6_vec(G, x, out):
 
 
 @njit(cache=True)
-def Ad_inv_matrix_into(R, p, X):
-    """X = Ad_{T^-1} = [[R^T, 0], [-R^T [p], R^T]] as a 6x6 matrix."""
-    for r in range(3):
-        for c in range(3):
-            X[r, c] = R[c, r]
-            X[3 + r, 3 + c] = R[c, r]
-            X[r, 3 + c] = 0.0
-        # row r of -R^T [p]: -(R^T [p])[r, :] = -(col r of R) x-ed: (R^T [p])[r, c] = sum_k R[k, r] [p][k, c]
-        a0, a1, a2 = R[0, r], R[1, r], R[2, r]
-        # (a^T [p]) = (a x p)^T ... [p][k,c]: row vector a^T [p] = -(p x a)^T = (a x p)^T
-        X[3 + r, 0] = -(a1 * p[2] - a2 * p[1])
-        X[3 + r, 1] = -(a2 * p[0] - a0 * p[2])
-        X[3 + r, 2] = -(a0 * p[1] - a1 * p[0])
-
-
-@njit(cache=True)
-def congruence_add(X, G, tmp, out):
-    """out += X^T G X for 6x6 matrices (tmp is 6x6 scratch). With X = Ad_{T^-1} this is
-    Ad*_{T^-1} G Ad_{T^-1}: an inertia of the child re-expressed in the parent frame."""
-    for r in range(6):
-        for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += G[r, k] * X[k, c]
-            tmp[r, c] = s
-    for r in range(6):
-        for c in range(r, 6):
-            s = 0.0
-            for k in range(6):
-                s += X[k, r] * tmp[k, c]
-            out[r, c] += s
-            if c != r:
-                out[c, r] += s
-
-
-@njit(cache=True)
 def congruence_add_blocks(R, p, G, tmp, out):
     """out += Ad*_{T^-1} G Ad_{T^-1} for a symmetric 6x6 G (child frame) and T = (R, p) the child's
     pose in the parent, by 3x3 blocks: with Ad_{T^-1} = diag(R^T, R^T) [[1, 0], [-[p], 1]],
@@ -482,14 +368,6 @@ def congruence_add_blocks(R, p, G, tmp, out):
     for r in range(3):
         for c in range(3):
             out[3 + r, 3 + c] += tmp[3 + r, 3 + c]
-
-
-@njit(cache=True, inline="always")
-def Ad_inv_dual_into(R, p, F, out):
-    """out = Ad*_{T^-1} F = (R m + p x R f, R f)."""
-    for k in range(6):
-        out[k] = 0.0
-    Ad_inv_dual_add(R, p, F, out)
 
 
 @njit(cache=True, inline="always")
