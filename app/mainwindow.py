@@ -16,6 +16,7 @@ import traceback
 import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
+from .statusbar import ElidingStatusBar
 from .constraintpanel import ConstraintPanel
 from .contactui import ContactUI
 from .gallery import Gallery, shipped_entries
@@ -109,7 +110,8 @@ class MainWindow(QtWidgets.QMainWindow):
         lay.addWidget(self.progress)
         lay.addWidget(self.view.widget)
         self.setCentralWidget(central)
-        self.status = self.statusBar()
+        self.status = ElidingStatusBar(self)
+        self.setStatusBar(self.status)
         # what holds the model up right now (gravity off, joints held): always true, from the
         # snapshots and the joint panel, unlike the transient messages on the left
         self.state_label = QtWidgets.QLabel("")
@@ -194,7 +196,7 @@ class MainWindow(QtWidgets.QMainWindow):
         docks = [d for d in (self.gallery_dock, self.joints_dock) if d.isVisible() or not self.isVisible()]
         self.resizeDocks(docks, [gallery if d is self.gallery_dock else joints for d in docks],
                          QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.plots_dock], [int((0.28 if H < 900 else 0.3) * H)], QtCore.Qt.Orientation.Vertical)
+        self.resizeDocks([self.plots_dock], [int((0.33 if H < 900 else 0.3) * H)], QtCore.Qt.Orientation.Vertical)
         self._share_right_column()
 
     def _share_right_column(self):

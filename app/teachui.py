@@ -35,11 +35,12 @@ class TeachingUI(QtCore.QObject):
         self.inspector_dock = self._dock("Inspector", "inspector", self.inspector, Right)
         self.steps_dock = self._dock("Step-through", "stepthrough", self.steps, Right)
         self.equation_dock = self._dock("Equation of Motion", "equation", self.equation, Bottom)
-        win.tabifyDockWidget(win.joints_dock, self.inspector_dock)
-        win.tabifyDockWidget(win.joints_dock, self.steps_dock)
-        win.tabifyDockWidget(win.plots_dock, self.equation_dock)
+        # each opens as a tab beside the joints or the plots, tabbed when first shown: a tab group
+        # made of hidden docks leaves Qt's tab bar behind, drawn over the plots at its first place
+        self._tab_with = {self.inspector_dock: win.joints_dock, self.steps_dock: win.joints_dock,
+                          self.equation_dock: win.plots_dock}
         for d in (self.inspector_dock, self.steps_dock, self.equation_dock):
-            d.setVisible(False)
+            d.visibilityChanged.connect(lambda on, d=d: self._first_shown(d, on))
             d.visibilityChanged.connect(lambda _on: self._update_wants())
         self.equation_dock.visibilityChanged.connect(self._equation_shown)
         self._sized_equation = False
@@ -62,7 +63,14 @@ class TeachingUI(QtCore.QObject):
         d.setObjectName(name)
         d.setWidget(widget)
         self.win.addDockWidget(area, d)
+        d.hide()
         return d
+
+    def _first_shown(self, dock, on):
+        """The first time a dock is shown it joins its neighbour's tab group, in front."""
+        if on and dock in self._tab_with:
+            self.win.tabifyDockWidget(self._tab_with.pop(dock), dock)
+            dock.raise_()
 
     def _build_menu(self):
         win = self.win
