@@ -5,11 +5,20 @@ headed, angular parts darker and double headed; one scale for all, see ``legend`
 ellipsoids. Everything drawn comes from snapshot data computed by the engine in the simulation
 thread; this module only turns numbers into GL items.
 
-Ellipsoids: a 6x6 inertia G (Kim's Ih or Pi) in a body frame is drawn at the body origin as the
-ellipsoid of its translational block G[3:, 3:] (kg: the mass an acceleration of the origin without
-rotation meets), principal axes its eigenvectors, semi-axes proportional to the cube root of its
-eigenvalues (a uniform ball of the model's whole mass has the model's radius / 3). Pi <= Ih in the
-positive semi-definite order, so a body's Pi ellipsoid fits inside its Ih one.
+Ellipsoids: a 6x6 inertia G = [[A, B], [B^T, K]] (Kim's Ih or Pi, body frame, twist (w, v)) is
+drawn from all of it (``inertia_ellipsoid``):
+  - shape: its rotational inertia about its centre, the Schur complement A - B K^+ B^T (kg m^2):
+    w^T (A - B K^+ B^T) w is the least kinetic energy the inertia can have while turning at w,
+    whatever its point velocity; for a rigid body it is the inertia about the centre of mass. It
+    is the same about every reference point, and it is monotone: Pi <= Ih gives a smaller one,
+    so a body's Pi ellipsoid fits inside its Ih one. A revolute joint leaves Pi no rotational
+    inertia about its axis: the Pi ellipsoid is flat across the axis (the joint's freedom shows).
+    Principal axes its eigenvectors, semi-axes the cube root of its eigenvalues relative to the
+    model's m r^2 (m the model's mass, r its radius; a uniform ball of the whole model would
+    have semi-axes 0.25 r).
+  - place: its centre c, the point about which force and moment decouple (the centre of mass for
+    a rigid body; in general [c] the antisymmetric part of B K^+), where the subtree's (Ih) or the
+    articulated body's (Pi) mass acts.
 """
 from __future__ import annotations
 
@@ -35,6 +44,26 @@ COLORS = {          # quantity -> (linear part, angular part)
 }
 ELLIPSOID_COLORS = {"Ih": (0.2, 0.5, 1.0, 0.28), "Pi": (1.0, 0.3, 0.3, 0.38)}
 
+
+
+def inertia_ellipsoid(G, mass, radius):
+    """(U, semi-axes, centre) of the ellipsoid drawn for a 6x6 inertia G (see the module's text):
+    U's columns the principal axes of the rotational inertia about the centre (body frame), the
+    semi-axes, and the centre c (body frame, metres)."""
+    G = 0.5 * (np.asarray(G, dtype=float) + np.asarray(G, dtype=float).T)
+    A, B, K = G[:3, :3], G[:3, 3:], G[3:, 3:]
+    Kp = np.linalg.pinv(K, rcond=1e-10, hermitian=True)
+    S = A - B @ Kp @ B.T                       # rotational inertia about the centre (Schur complement)
+    S = 0.5 * (S + S.T)
+    W = B @ Kp                                  # = [c] for a rigid body
+    c = 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
+    lam, U = np.linalg.eigh(S)
+    lam = np.clip(lam, 0.0, None)
+    ref = max(mass, 1e-9) * max(radius, 1e-9) ** 2
+    semi = radius * np.cbrt(lam / ref)
+    if np.linalg.det(U) < 0:
+        U[:, 2] *= -1
+    return U, np.maximum(semi, 1e-3 * radius), c
 
 class _Shown:
     """Whether one quantity's linear or angular arrow is drawn (``visible()``, as a GL item)."""
@@ -182,15 +211,7 @@ class TeachOverlay:
 
     def ellipsoid_axes(self, G):
         """(rotation (3x3, columns the axes), semi-axes (3,)) of the ellipsoid drawn for inertia G."""
-        K = 0.5 * (G[3:, 3:] + G[3:, 3:].T)
-        lam, U = np.linalg.eigh(K)
-        lam = np.clip(lam, 0.0, None)
-        total = max(self.model.mass, 1e-9)
-        r = self.scene.extent[1]
-        semi = (r / 3.0) * np.cbrt(lam / total)
-        if np.linalg.det(U) < 0:
-            U[:, 2] *= -1
-        return U, np.maximum(semi, 1e-4 * r)
+        return inertia_ellipsoid(G, self.model.mass, self.scene.extent[1])[:2]
 
     def show_ellipsoids(self, kind, bodies, only=None):
         """Ellipsoids of quantity `kind` ("Ih" or "Pi", body frame) for every body in ``bodies``
@@ -217,11 +238,11 @@ class TeachOverlay:
                 it.setDepthValue(5)
                 self.view.addItem(it)
                 self._ellipsoids[(kind, i)] = it
-            U, semi = self.ellipsoid_axes(np.asarray(vals[kind]))
+            U, semi, c = inertia_ellipsoid(np.asarray(vals[kind]), self.model.mass, self.scene.extent[1])
             T = np.eye(4)
             Tw = self.scene.body_poses[i]        # where the body is drawn now
             T[:3, :3] = Tw[:3, :3] @ U @ np.diag(semi)
-            T[:3, 3] = Tw[:3, 3]
+            T[:3, 3] = Tw[:3, :3] @ c + Tw[:3, 3]
             it.setTransform(qmatrix(T))
             it.setVisible(True)
             shown.add((kind, i))

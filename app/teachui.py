@@ -86,9 +86,11 @@ class TeachingUI(QtCore.QObject):
                                     tip="while paused: the previous step of the recursion")
         tm.addSeparator()
         self.act_Ih = action(win, tm, "Inertia Ellipsoids: Î (articulated, seen by each body)", self._ellipsoids_toggled,
-                             checkable=True, tip="each body's articulated inertia Î_i (its subtree) as an ellipsoid")
+                             checkable=True, tip="each body's articulated inertia Î_i (its subtree) as an ellipsoid: its rotational "
+                             "inertia about its centre (Schur complement of the 6x6), drawn at that centre")
         self.act_Pi = action(win, tm, "Inertia Ellipsoids: Π (handed to the parent)", self._ellipsoids_toggled,
-                             checkable=True, tip="Π_i = Î_i minus what the joint's freedom removes")
+                             checkable=True, tip="Π_i = Î_i minus what the joint's freedom removes, drawn as Î_i is: "
+                             "flat across a revolute joint's axis (no rotational inertia about it is handed on)")
         tm.addSeparator()
         action(win, tm, "Plot Energy Balance", self.plot_balance,
                tip="kinetic + potential − work + dissipated: flat when the integrator is accurate")

@@ -304,3 +304,39 @@ def test_worker_survives_a_failing_controller(eng, mods):
     time.sleep(0.2)
     assert w.snapshot().running and w.snapshot().t > 0.05
     w.stop()
+
+
+# ------------------------------------------------------------------ inertia ellipsoids (whole 6x6)
+def test_inertia_ellipsoid_of_a_rigid_body_is_its_inertia_about_the_centre_of_mass(eng):
+    from app.teachoverlay import inertia_ellipsoid
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        m = rng.uniform(0.5, 5.0)
+        c = rng.normal(size=3) * 0.3
+        X = rng.normal(size=(3, 3))
+        Ic = X @ X.T + 0.1 * np.eye(3)
+        U, semi, centre = inertia_ellipsoid(eng.spatial.spatial_inertia(m, c, Ic), m, 1.0)
+        np.testing.assert_allclose(centre, c, atol=1e-12)
+        np.testing.assert_allclose(U @ np.diag((semi ** 3) * m) @ U.T, Ic, atol=1e-10)   # semi^3 = eig / (m r^2)
+
+
+def test_articulated_inertia_ellipsoids_nest_and_pi_is_flat_across_a_revolute_axis(eng):
+    from app.teachoverlay import inertia_ellipsoid
+    from engine.trace import body_quantities
+    from engine import catalog
+    model = catalog.load_model("planar_3r")
+    rng = np.random.default_rng(0)
+    q, v = rng.normal(size=model.nq), rng.normal(size=model.nv)
+    z = np.zeros(model.nv)
+    bq = body_quantities(model, q, v, np.zeros(model.nv, dtype=bool), z, z)
+    r = 1.0
+    for name in model.body_names:
+        Ih, Pi = bq[name]["Ih"], bq[name]["Pi"]
+        _, s_ih, _ = inertia_ellipsoid(Ih, model.mass, r)
+        _, s_pi, _ = inertia_ellipsoid(Pi, model.mass, r)
+        assert np.all(s_pi <= s_ih + 1e-12), name                      # Pi <= Ih: the ellipsoid nests
+        # the joint's axis (S's angular part): Pi hands on no rotational inertia about it
+        U, semi, _ = inertia_ellipsoid(Pi, model.mass, r)
+        axis = bq[name]["S"][:3, 0]
+        k = np.argmin(semi)
+        assert semi[k] == pytest.approx(1e-3 * r) and abs(abs(U[:, k] @ axis) - 1.0) < 1e-6, name
