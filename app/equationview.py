@@ -104,13 +104,23 @@ class EquationView(QtWidgets.QWidget):
                     item.setText(text)
         if not self._fitted:
             self._fitted = True
-            self.table.resizeColumnsToContents()
+            self._fit_columns()
         M = e.M
         m = max(float(np.abs(M).max()), 1e-12)
         self.image.setImage(M.T, levels=(-m, m), autoLevels=False)
         self.M = M
         if self.hovered[0] < 0 and self.plot.plotItem.titleLabel.text != "M(q): hover a cell":
             self.plot.setTitle("M(q): hover a cell")
+
+    def _fit_columns(self):
+        """Every column as wide as the widest number ``.5g`` writes ("-0.00054539", "-8.8889e-15")
+        and its header: a value that grows later is never cut."""
+        fm = self.table.fontMetrics()
+        hfm = self.table.horizontalHeader().fontMetrics()
+        widest = max(fm.horizontalAdvance(t) for t in ("-0.00088889", "-8.8889e-188", "-88888"))
+        for c in range(self.table.columnCount()):
+            head = hfm.horizontalAdvance(self.table.horizontalHeaderItem(c).text())
+            self.table.setColumnWidth(c, max(widest, head) + 14)
 
     def _scrolled(self, _value):
         if self._teaching is not None:

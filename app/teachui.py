@@ -78,6 +78,7 @@ class TeachingUI(QtCore.QObject):
         for d, key in ((self.inspector_dock, "Ctrl+I"), (self.steps_dock, "Ctrl+T"), (self.equation_dock, "Ctrl+M")):
             a = d.toggleViewAction()
             a.setShortcut(key)
+            a.triggered.connect(lambda on, d=d: d.raise_() if on else None)   # in front of its tab group
             tm.addAction(a)
         tm.addSeparator()
         self.act_step = action(win, tm, "Step Algorithm", self.step_forward, "N",
