@@ -13,8 +13,9 @@ One step from (t, q, v):
         Delassus W = J_f M_ff^-1 J_f^T over the torque-given coordinates f (M from CRBA, one
         Cholesky factor L: Y = L^-1 J_f^T, W = Y^T Y, G_f = L^-T Y; prescribed coordinates do not
         respond, their motors supply the difference), r = J v_free - target;
-        projected Gauss-Seidel with the exact friction disk, warm started, then the active set
-        polished (least squares), taken when admissible;
+        the warm start's active set polished (least squares) and taken when exact and admissible;
+        otherwise projected Gauss-Seidel with the exact friction disk, warm started, then its
+        active set polished, taken when admissible;
         v+ = v_free + G lam, q+ = q (+) h v+ (free roots translate along their world velocity);
         penetration beyond PENETRATION_SLOP projected out on q only.
 Reported per call: the last step's contacts (body, point, force, penetration), limit torques and
@@ -806,18 +807,27 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
                 break
     iters = 0
     res = 0.0
-    if m > 0:
-        iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
-        res = residual(W, r, kind, mu, lam)
     new = np.empty(m)
     polished = False
+    # the last step's active set first: resting contact keeps it, and its exact (polished) answer
+    # needs no sweep at all; PGS runs only when that answer is not exact and admissible
     if m > 0 and polish(W, r, kind, mu, lam, new):
         res_p = residual(W, r, kind, mu, new)
-        if res_p <= max(res, POLISH_BELOW):
+        if res_p <= POLISH_BELOW:
             polished = True
             for i in range(m):
                 lam[i] = new[i]
             res = res_p
+    if m > 0 and not polished:
+        iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
+        res = residual(W, r, kind, mu, lam)
+        if polish(W, r, kind, mu, lam, new):
+            res_p = residual(W, r, kind, mu, new)
+            if res_p <= max(res, POLISH_BELOW):
+                polished = True
+                for i in range(m):
+                    lam[i] = new[i]
+                res = res_p
     for i in range(m):
         if dead[i]:
             lam[i] = 0.0

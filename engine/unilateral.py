@@ -487,15 +487,21 @@ class ContactStepper:
             w = self.warm.get(key)
             if w is not None:
                 lam[3 * nc + k] = w
-        iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
-        res_g = residual(W, r, kind, mu, lam)
-        polished = _polish(W, r, kind, mu, lam)
-        if polished is not None:
-            res_p = residual(W, r, kind, mu, polished)
-            if res_p <= max(res_g, POLISH_BELOW):
-                lam = polished
-            else:
-                polished = None
+        # the last step's active set first (exact answer, no sweep); PGS when that is not exact
+        iters = 0
+        polished = _polish(W, r, kind, mu, lam) if m else None
+        if polished is not None and residual(W, r, kind, mu, polished) <= POLISH_BELOW:
+            lam = polished
+        else:
+            iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
+            res_g = residual(W, r, kind, mu, lam)
+            polished = _polish(W, r, kind, mu, lam)
+            if polished is not None:
+                res_p = residual(W, r, kind, mu, polished)
+                if res_p <= max(res_g, POLISH_BELOW):
+                    lam = polished
+                else:
+                    polished = None
         res = residual(W, r, kind, mu, lam)
         lam[dead] = 0.0
         self.warm = {key: lam[3 * k:3 * k + 3].copy() for k, key in enumerate(keys[:nc])}

@@ -367,7 +367,8 @@ def test_standing_box_forces_match_mujoco():
 def test_limits_compose_with_a_closed_loop():
     """The slider-crank driven by a crank torque runs its crank onto its +-2 pi limit: the crank
     stops there, the loop stays closed (its multipliers absorb the limit impulse) and no joint
-    passes a limit."""
+    passes a limit. The loop brings the rod onto its -2 pi limit at the same moment, so the
+    stopping torque may sit on either limit (how it splits is statically indeterminate)."""
     m = catalog.load_model("slider_crank")
     q, v = catalog.initial_state(m)
     sim = Simulator(m, dt=1e-3, q=q, v=v, joint_limits=True)
@@ -379,7 +380,7 @@ def test_limits_compose_with_a_closed_loop():
         for j in m.joints:
             x = sim.q[j.idx_q]
             over = max(over, j.lower[0] - x, x - j.upper[0])
-        on_limit += bool(sim.limit_forces[m.v_slice("crank")][0] != 0.0)
+        on_limit += bool(np.any(sim.limit_forces[[m.joint("crank").idx_v, m.joint("rod").idx_v]] != 0.0))
     assert on_limit > 100
     assert worst <= sim.loop_tolerance
     assert over <= 1e-6
