@@ -877,7 +877,15 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     for j in range(nv):
         pa += tau1[j] * v[j]
     pw[0] = pa
-    pw[1] = P[0, 1]
+    # the impulses' loss: each row's impulse times the mean of its velocity before and after the step
+    # (1/2 m v^2 of an inelastic impact, friction times slip when sliding, 0 at rest or sticking)
+    d_imp = 0.0
+    for i in range(m):
+        s = 0.0
+        for j in range(nv):
+            s += J[i, j] * (v[j] + v_new[j])
+        d_imp -= 0.5 * lam[i] * s
+    pw[1] = P[0, 1] + d_imp / h
     pw[2] = P[0, 2]
     istats[I_ROWS] = m
     istats[I_ITER] = iters

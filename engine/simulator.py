@@ -14,9 +14,12 @@ returned by ``controller(t, q, v)``. A state that becomes NaN, Inf or larger tha
 ``SimulationDiverged`` carrying the last good state, which the simulator keeps.
 
 Energy balance: ``work`` (by the joint torques the actuators supply, damping excluded),
-``dissipated`` (by joint damping, >= 0) and ``external_work`` (by ``f_ext``) are integrated by the
-same scheme as the state (RK4's weighted stages), so ``kinetic + potential - work - external_work
-+ dissipated`` stays constant up to the integrator's error (``energy_balance()``).
+``dissipated`` (by joint damping, >= 0, and by ground-contact and joint-limit impulses: each
+impulse times the mean of its row's velocity before and after the step, which is 1/2 m v^2 for an
+inelastic impact, friction times slip when sliding and 0 at rest) and ``external_work`` (by
+``f_ext``) are integrated by the same scheme as the state (RK4's weighted stages), so ``kinetic +
+potential - work - external_work + dissipated`` stays constant up to the integrator's error
+(``energy_balance()``; a contact or limit step is first order).
 
 Closed loops: the model's enabled constraints are honoured with Lagrange multipliers (``lam``),
 Baumgarte stabilisation (critically damped, time constant ``baumgarte_time``, default 0.1 s with
@@ -315,7 +318,7 @@ class Simulator:
             self._stepper.reset()
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v   # state a and tau belong to
         self.work = 0.0            # by the actuators' joint torques (damping excluded)
-        self.dissipated = 0.0      # by joint damping
+        self.dissipated = 0.0      # by joint damping and by contact and limit impulses
         self.external_work = 0.0   # by f_ext
 
     def set_initial_state(self, q, v=None):

@@ -537,6 +537,9 @@ class ContactStepper:
         st["worst_residual"] = max(st["worst_residual"], float(res))
         sim._check(q_new, v_new, a1)
         dW = [h * p for p in sim._powers(q, v, tau1)]     # semi-implicit Euler: the powers at the start
+        # the impulses' loss: each row's impulse times the mean of its velocity before and after the
+        # step (1/2 m v^2 of an inelastic impact, friction times slip, 0 at rest or sticking)
+        dW[1] += -0.5 * float(lam @ (J @ (v + v_new)))
         return q_new, v_new, a1, tau1, lam_out, dW
 
     def _integrate(self, q, v, h):

@@ -397,7 +397,9 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
     width0 = layout.width
     ch = ContactChannels(model, layout)
     assert layout.width == width0 + ch.width and len(layout.names) == layout.width == len(layout.units)
-    assert ch.bodies == ["l_foot", "r_foot"]
+    # one pair of channels per body with a collision shape (every segment of the humanoid), in body order
+    colliding = {c.link for c in model.collisions}
+    assert ch.bodies == [b for b in model.body_names if b in colliding] and {"l_foot", "r_foot"} <= set(ch.bodies)
     n = np.array([0.0, 0.6, 0.8])               # a slope's normal
     t = np.array([0.0, 0.8, -0.6])              # across it
     contacts = [Contact("l_foot", np.zeros(3), n, 10.0 * n + 3.0 * t, 0.0),

@@ -321,8 +321,9 @@ def test_energy_balance_plot_is_flat(qtbot, window, tmp_path):
     from engine import catalog
     model = catalog.load_model("arm7")
     q0, v0 = catalog.initial_state(model)
-    # the smooth integrator's balance: limits off (the arm falls onto two of them, and an inelastic
-    # limit impact is a loss the balance does not count yet)
+    # the smooth integrator's balance (RK4, flat to 1e-6): limits off (the arm falls onto two of
+    # them; a limit impact is a first-order step whose loss the balance counts to O(dt) only, see
+    # tests/test_contact.py::test_impact_losses_are_counted_so_the_energy_balance_stays_flat)
     window.contact.choose(model.name, limits=False)
     window.set_model(model, q0, v0)
     qtbot.waitUntil(lambda: window.view.isExposed() and len(window.view.frame_times) > 0, timeout=10000)

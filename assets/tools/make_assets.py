@@ -366,17 +366,17 @@ JointLab quadruped: 12 kg, 12 joints (per leg: hip abduction HAA about x, hip fl
 knee KFE about y). Legs LF, RF, LH, RH (left/right, front/hind). Trunk 0.38 x 0.20 x 0.11 m,
 thigh and shank 0.21 m. Load it with floating_base=True. q = 0 is legs straight down;
 standing is HFE = 0.8, KFE = -1.6 with the trunk at 0.313 m. Light joint damping.
-Foot links (*_FOOT) carry sphere collision shapes for contacts.
+The trunk, thighs and shanks collide with their visual shapes; the feet are spheres.
 """, ["dark", "steel", "orange", "white"])
-    r.link("trunk", box(4.4, (0.38, 0.20, 0.11), color="dark"),
+    r.link("trunk", box(4.4, (0.38, 0.20, 0.11), color="dark", collision=True),
            box(0.0, (0.02, 0.12, 0.05), (0.2, 0, 0.01), color="orange"),
            box(0.0, (0.2, 0.12, 0.012), (-0.02, 0, 0.061), color="white"))
     for leg, sx, sy in (("LF", 1, 1), ("RF", 1, -1), ("LH", -1, 1), ("RH", -1, -1)):
         r.link(f"{leg}_HIP", cylinder(0.65, 0.046, 0.055, (0, sy * 0.055, 0), axis="y", color="orange"),
                cylinder(0.0, 0.04, 0.06, (-sx * 0.0, 0, 0), axis="x", color="steel"))
-        r.link(f"{leg}_THIGH", box(0.7, (0.035, 0.03, 0.21), (0, 0, -0.105), color="white"),
+        r.link(f"{leg}_THIGH", box(0.7, (0.035, 0.03, 0.21), (0, 0, -0.105), color="white", collision=True),
                cylinder(0.25, 0.04, 0.035, (0, 0, 0), axis="y", color="steel"))
-        r.link(f"{leg}_SHANK", cylinder(0.25, 0.012, 0.2, (0, 0, -0.1), color="steel"),
+        r.link(f"{leg}_SHANK", cylinder(0.25, 0.012, 0.2, (0, 0, -0.1), color="steel", collision=True),
                cylinder(0.0, 0.02, 0.03, (0, 0, 0), axis="y", color="dark"))
         r.link(f"{leg}_FOOT", sphere(0.05, 0.02, color="dark", collision=True))
         r.joint(f"{leg}_HAA", "revolute", "trunk", f"{leg}_HIP", (sx * 0.19, sy * 0.05, 0), axis=(1, 0, 0),
@@ -414,16 +414,17 @@ roll (x), yaw (z), elbow (y), wrist yaw (z) and pitch (y). Load it with floating
 (the pelvis is the URDF root); at q = 0 it stands straight with the soles at z = 0 when the
 pelvis is at 1.01 m. Pitch joints turn about +y, so a positive angle swings a limb backwards:
 knees bend with positive angles, hips and elbows flex with negative ones.
-Viscous damping in every joint. Feet carry box collision shapes.
+Viscous damping in every joint. The main shape of every segment (pelvis, thighs, shanks, feet,
+torso, head, upper arms, forearms, hands) is also its collision shape.
 """, ["dark", "steel", "white", "blue", "skin"])
     H = dict(effort=150, velocity=8, damping=0.3)
-    r.link("pelvis", box(6.0, (0.2, 0.28, 0.12), color="dark"))
+    r.link("pelvis", box(6.0, (0.2, 0.28, 0.12), color="dark", collision=True))
     for side, s in (("l", 1), ("r", -1)):
         r.link(f"{side}_hip_yaw_link", cylinder(1.0, 0.045, 0.08, (0, 0, -0.04), color="steel"))
         r.link(f"{side}_hip_roll_link", cylinder(1.2, 0.05, 0.1, (0, 0, 0), axis="x", color="dark"))
-        r.link(f"{side}_thigh", box(5.0, (0.11, 0.11, 0.36), (0, 0, -0.2), color="white"),
+        r.link(f"{side}_thigh", box(5.0, (0.11, 0.11, 0.36), (0, 0, -0.2), color="white", collision=True),
                cylinder(0.0, 0.05, 0.12, (0, 0, 0), axis="y", color="steel"))
-        r.link(f"{side}_shank", box(2.8, (0.09, 0.09, 0.36), (0, 0, -0.2), color="white"),
+        r.link(f"{side}_shank", box(2.8, (0.09, 0.09, 0.36), (0, 0, -0.2), color="white", collision=True),
                cylinder(0.0, 0.048, 0.11, (0, 0, 0), axis="y", color="steel"))
         r.link(f"{side}_ankle_link", cylinder(0.3, 0.03, 0.07, (0, 0, 0), axis="y", color="steel"))
         r.link(f"{side}_foot", box(1.0, (0.22, 0.1, 0.04), (0.03, 0, -0.05), color="dark", collision=True))
@@ -442,10 +443,10 @@ Viscous damping in every joint. Feet carry box collision shapes.
                 axis=(1, 0, 0), lower=-0.4, upper=0.4, effort=60, velocity=8, damping=0.3)
         r.joint(f"{side}_sole_joint", "fixed", f"{side}_foot", f"{side}_sole", (0.03, 0, -0.07))
     r.link("waist", cylinder(1.5, 0.07, 0.06, (0, 0, 0.03), color="steel"))
-    r.link("torso", box(13.0, (0.18, 0.32, 0.36), (0, 0, 0.2), color="white"),
+    r.link("torso", box(13.0, (0.18, 0.32, 0.36), (0, 0, 0.2), color="white", collision=True),
            box(0.0, (0.01, 0.18, 0.12), (0.09, 0, 0.24), color="blue"))
     r.link("neck", cylinder(0.3, 0.03, 0.05, (0, 0, 0.025), color="steel"))
-    r.link("head", sphere(2.5, 0.1, (0, 0, 0.1), color="white"),
+    r.link("head", sphere(2.5, 0.1, (0, 0, 0.1), color="white", collision=True),
            box(0.0, (0.03, 0.14, 0.05), (0.085, 0, 0.11), color="dark"))
     r.joint("waist_yaw", "revolute", "pelvis", "waist", (0, 0, 0.06), axis=(0, 0, 1),
             lower=-1.0, upper=1.0, effort=150, velocity=6, damping=0.3)
@@ -459,11 +460,11 @@ Viscous damping in every joint. Feet carry box collision shapes.
     for side, s in (("l", 1), ("r", -1)):
         r.link(f"{side}_shoulder_pitch_link", cylinder(0.8, 0.045, 0.08, (0, s * 0.04, 0), axis="y", color="steel"))
         r.link(f"{side}_shoulder_roll_link", cylinder(0.6, 0.04, 0.08, (0, 0, 0), axis="x", color="dark"))
-        r.link(f"{side}_upper_arm", cylinder(1.8, 0.045, 0.22, (0, 0, -0.14), color="white"))
-        r.link(f"{side}_forearm", cylinder(1.1, 0.04, 0.2, (0, 0, -0.12), color="white"),
+        r.link(f"{side}_upper_arm", cylinder(1.8, 0.045, 0.22, (0, 0, -0.14), color="white", collision=True))
+        r.link(f"{side}_forearm", cylinder(1.1, 0.04, 0.2, (0, 0, -0.12), color="white", collision=True),
                cylinder(0.0, 0.042, 0.09, (0, 0, 0), axis="y", color="steel"))
         r.link(f"{side}_wrist_link", cylinder(0.25, 0.03, 0.04, (0, 0, -0.02), color="steel"))
-        r.link(f"{side}_hand", box(0.45, (0.04, 0.08, 0.12), (0, 0, -0.06), color="skin"))
+        r.link(f"{side}_hand", box(0.45, (0.04, 0.08, 0.12), (0, 0, -0.06), color="skin", collision=True))
         r.joint(f"{side}_shoulder_pitch", "revolute", "torso", f"{side}_shoulder_pitch_link", (0, s * 0.2, 0.33),
                 axis=(0, 1, 0), lower=-3.0, upper=1.0, effort=60, **A)
         r.joint(f"{side}_shoulder_roll", "revolute", f"{side}_shoulder_pitch_link", f"{side}_shoulder_roll_link",
