@@ -39,16 +39,22 @@ ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 
 # ------------------------------------------------------------------ helpers
-def central_differences(f, model, q, v, x, h=STEP):
-    """(df/dq in the tangent space at q, df/dv, df/dx) by central differences; f(q, v, x) -> vector."""
+def central_differences(f, model, q, v, x, h=STEP, order=2):
+    """(df/dq in the tangent space at q, df/dv, df/dx) by central differences; f(q, v, x) -> vector.
+    order 2: (f(+h) - f(-h)) / 2h; order 4: (-f(+2h) + 8 f(+h) - 8 f(-h) + f(-2h)) / 12h."""
     nv = model.nv
     cols_q, cols_v, cols_x = [], [], []
+    w = ((1, 1.0 / 2),) if order == 2 else ((1, 8.0 / 12), (2, -1.0 / 12))
+
+    def diff(g):
+        return sum(c * (g(s) - g(-s)) for s, c in w) / h
+
     for k in range(nv):
         e = np.zeros(nv)
         e[k] = h
-        cols_q.append((f(engine.integrate(model, q, e), v, x) - f(engine.integrate(model, q, -e), v, x)) / (2 * h))
-        cols_v.append((f(q, v + e, x) - f(q, v - e, x)) / (2 * h))
-        cols_x.append((f(q, v, x + e) - f(q, v, x - e)) / (2 * h))
+        cols_q.append(diff(lambda s: f(engine.integrate(model, q, s * e), v, x)))
+        cols_v.append(diff(lambda s: f(q, v + s * e, x)))
+        cols_x.append(diff(lambda s: f(q, v, x + s * e)))
     return np.array(cols_q).T, np.array(cols_v).T, np.array(cols_x).T
 
 
@@ -258,7 +264,13 @@ def _check_constrained(model, q, v, tau, constraints=None, what="", f_ext=None):
     def lam_of(q, v, t):
         return engine.constrained_forward_dynamics(model, q, v, t, f_ext=f_ext, constraints=constraints)[1]
 
-    fd = central_differences(a_of, model, q, v, tau) + central_differences(lam_of, model, q, v, tau)
+    # the reference: a fourth-order stencil at step 1e-4. The loops' KKT solve rounds at ~1e-12 of
+    # |a|, which a second-order difference at step 1e-6 amplifies to ~1e-6 relative: on the
+    # closed-chain leg its error against the analytic da/dv falls with the step down to 6e-8 at 1e-4
+    # and grows as 1/step below 1e-5 (1.0e-5 at 1e-6, 6.9e-5 at 1e-7); this stencil's truncation
+    # at 1e-4 is ~1e-12 and its rounding ~1e-8
+    fd = (central_differences(a_of, model, q, v, tau, h=1e-4, order=4)
+          + central_differences(lam_of, model, q, v, tau, h=1e-4, order=4))
     names = ("da_dq", "da_dv", "da_dtau", "dlam_dq", "dlam_dv", "dlam_dtau")
     for mine, ref, name in zip(ours, fd, names):
         assert_close(mine, ref, TOL_FD, f"{what} {name}")
