@@ -19,8 +19,7 @@ class ElidingStatusBar(QtWidgets.QStatusBar):
 
     def showMessage(self, text, timeout=0):       # noqa: N802 (Qt's name)
         self._full = str(text)
-        self.setToolTip(self._full if self._elided(self._full) != self._full else "")
-        super().showMessage(self._elided(self._full))
+        self._show()
         if timeout:
             self._timer.start(int(timeout))
         else:
@@ -44,11 +43,14 @@ class ElidingStatusBar(QtWidgets.QStatusBar):
         used = sum(max(w.width(), w.sizeHint().width()) + 6 for w in self._permanent if w.isVisible())
         return max(40, self.width() - used - MARGIN)
 
-    def _elided(self, text):
-        return self.fontMetrics().elidedText(text, QtCore.Qt.TextElideMode.ElideRight, self._room())
+    def _show(self):
+        """The message, shortened to the room left; the whole of it as the tooltip when shortened.
+        (Qt's own timeout is not used: a re-show after a resize would cancel it.)"""
+        shown = self.fontMetrics().elidedText(self._full, QtCore.Qt.TextElideMode.ElideRight, self._room())
+        self.setToolTip(self._full if shown != self._full else "")
+        super().showMessage(shown)
 
     def resizeEvent(self, event):                   # noqa: N802
         super().resizeEvent(event)
         if self._full and super().currentMessage():
-            super().showMessage(self._elided(self._full))
-            self.setToolTip(self._full if self._elided(self._full) != self._full else "")
+            self._show()

@@ -45,7 +45,6 @@ COLORS = {          # quantity -> (linear part, angular part)
 ELLIPSOID_COLORS = {"Ih": (0.2, 0.5, 1.0, 0.28), "Pi": (1.0, 0.3, 0.3, 0.38)}
 
 
-
 def inertia_ellipsoid(G, mass, radius):
     """(U, semi-axes, centre) of the ellipsoid drawn for a 6x6 inertia G (see the module's text):
     U's columns the principal axes of the rotational inertia about the centre (body frame), the
@@ -64,6 +63,7 @@ def inertia_ellipsoid(G, mass, radius):
     if np.linalg.det(U) < 0:
         U[:, 2] *= -1
     return U, np.maximum(semi, 1e-3 * radius), c
+
 
 class _Shown:
     """Whether one quantity's linear or angular arrow is drawn (``visible()``, as a GL item)."""

@@ -272,6 +272,39 @@ def polish(W, r, kind, mu, lam, new):
 
 
 @njit(cache=True)
+def _take_polished(W, r, kind, mu, lam, new, bound):
+    """Polish lam's active set into new; when admissible with residual <= bound, copy it into lam.
+    Returns (taken, its residual)."""
+    if not polish(W, r, kind, mu, lam, new):
+        return False, 0.0
+    res = residual(W, r, kind, mu, new)
+    if res > bound:
+        return False, res
+    for i in range(r.shape[0]):
+        lam[i] = new[i]
+    return True, res
+
+
+@njit(cache=True)
+def solve(W, r, kind, mu, lam):
+    """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
+    The warm start's active set first: resting contact keeps the last step's, and its exact
+    (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
+    is at least as exact as PGS's answer. Returns (sweeps, polished, worst residual)."""
+    m = r.shape[0]
+    if m == 0:
+        return 0, False, 0.0
+    new = np.empty(m)
+    taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW)
+    if taken:
+        return 0, True, res
+    iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
+    res = residual(W, r, kind, mu, lam)
+    taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW))
+    return iters, taken, res_p if taken else res
+
+
+@njit(cache=True)
 def rows_kernel(ba, bb, X, U, T, Jall, rows):
     """rows[k, a] = U[k, a] . (velocity of the point X[k] of body ba[k] minus that of bb[k]):
     for a body with pose (R, p) and body Jacobian J, u . v_x = (r x R^T u) . J_w + (R^T u) . J_v
@@ -805,29 +838,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
             if warm_key[w] == key:
                 lam[3 * nc + k] = warm_lam[w, 0]
                 break
-    iters = 0
-    res = 0.0
-    new = np.empty(m)
-    polished = False
-    # the last step's active set first: resting contact keeps it, and its exact (polished) answer
-    # needs no sweep at all; PGS runs only when that answer is not exact and admissible
-    if m > 0 and polish(W, r, kind, mu, lam, new):
-        res_p = residual(W, r, kind, mu, new)
-        if res_p <= POLISH_BELOW:
-            polished = True
-            for i in range(m):
-                lam[i] = new[i]
-            res = res_p
-    if m > 0 and not polished:
-        iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
-        res = residual(W, r, kind, mu, lam)
-        if polish(W, r, kind, mu, lam, new):
-            res_p = residual(W, r, kind, mu, new)
-            if res_p <= max(res, POLISH_BELOW):
-                polished = True
-                for i in range(m):
-                    lam[i] = new[i]
-                res = res_p
+    iters, polished, res = solve(W, r, kind, mu, lam)
     for i in range(m):
         if dead[i]:
             lam[i] = 0.0

@@ -34,7 +34,10 @@ differ by 100-1000x (the sinking stacks of dart#3442) and leaves a slow creep wh
 the slip s found by PGS), the active limits and the loops are solved as one linear system in
 least squares (minimum norm for redundant rows, e.g. 4 corners of a box); the answer is taken
 when it is admissible (lambda_n >= 0, inside the cone, no inactive row violated): then a sticking
-contact has exactly zero slip and a resting stack exactly zero sinking velocity.
+contact has exactly zero slip and a resting stack exactly zero sinking velocity. Before PGS, the
+warm start's own active set (the last step's) is polished the same way and taken when its answer
+is exact (residual <= 1e-12 m/s): resting contact then needs no sweep. Both paths call the one
+compiled ``engine.contactkernels.solve``.
 
 Position errors: the linear motion is exact (speculative rows); what remains is second order
 (a rotating corner moves on an arc): after the step any penetration beyond ``PENETRATION_SLOP``
@@ -57,81 +60,10 @@ from .constraints import active_constraints, constraint_system
 from .contact import ContactGeometry, Contact
 
 from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, PGS_MAX_ITER, PGS_TOL, CONTACT_MARGIN,
-                             PENETRATION_SLOP, POLISH_BELOW, RESTITUTION_SPEED, pgs, residual,
+                             PENETRATION_SLOP, RESTITUTION_SPEED, pgs, solve,
                              delassus as _delassus, rows_kernel as _rows_kernel, contact_advance, SINGULAR,
                              I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
 from .steploop import LIMIT_MARGIN, OK as _OK
-
-
-def _polish(W, r, kind, mu, lam):
-    """The PGS active set solved exactly (least squares); returns the new lam or None when the
-    exact answer is not admissible."""
-    m = len(r)
-    cols = []          # (column vector over lam, [(row index, weight)]) per unknown
-    eqs = []           # rows whose velocity target is met exactly
-    lam_n_tol = 1e-12 * max(1.0, float(np.abs(lam).max(initial=0.0)))
-    i = 0
-    while i < m:
-        k = kind[i]
-        if k == BILATERAL:
-            cols.append([(i, 1.0)])
-            eqs.append(i)
-            i += 1
-        elif k == UNILATERAL:
-            if lam[i] > lam_n_tol:
-                cols.append([(i, 1.0)])
-                eqs.append(i)
-            i += 1
-        else:
-            if lam[i] > lam_n_tol:
-                lt = lam[i + 1:i + 3]
-                nt = float(np.hypot(*lt))
-                if nt < mu[i] * lam[i] * (1.0 - 1e-6):          # sticking
-                    cols += [[(i, 1.0)], [(i + 1, 1.0)], [(i + 2, 1.0)]]
-                    eqs += [i, i + 1, i + 2]
-                elif nt > 0.0:                                   # sliding along -lam_t
-                    s = lt / nt
-                    cols.append([(i, 1.0), (i + 1, mu[i] * s[0]), (i + 2, mu[i] * s[1])])
-                    eqs.append(i)
-                else:
-                    cols.append([(i, 1.0)])
-                    eqs.append(i)
-            i += 3
-    if not cols:
-        return None
-    P = np.zeros((m, len(cols)))
-    for c, entries in enumerate(cols):
-        for row, wgt in entries:
-            P[row, c] = wgt
-    E = np.array(eqs)
-    A = W[E] @ P
-    x, *_ = np.linalg.lstsq(A, -r[E], rcond=1e-12)
-    new = P @ x
-    c = W @ new + r
-    scale = max(1e-9, float(np.abs(r).max(initial=0.0)))
-    if np.abs(c[E]).max(initial=0.0) > 1e-9 * scale:
-        return None                                  # inconsistent rows: keep PGS's answer
-    i = 0
-    while i < m:
-        k = kind[i]
-        if k == BILATERAL:
-            i += 1
-            continue
-        if new[i] < -lam_n_tol or c[i] < -1e-9 * scale:
-            return None
-        if k == NORMAL:
-            nt = float(np.hypot(new[i + 1], new[i + 2]))
-            if nt > mu[i] * new[i] * (1.0 + 1e-9) + lam_n_tol:
-                return None
-            if lam[i] > lam_n_tol and not (nt < mu[i] * lam[i] * (1.0 - 1e-6)):   # sliding: slip opposes friction
-                if c[i + 1] * new[i + 1] + c[i + 2] * new[i + 2] > 1e-12 * scale:
-                    return None
-            i += 3
-        else:
-            i += 1
-    clip = (kind == UNILATERAL) | (kind == NORMAL)
-    new[clip] = np.maximum(new[clip], 0.0)
-    return new
 
 
 def _quat_rot(qw):
@@ -487,22 +419,7 @@ class ContactStepper:
             w = self.warm.get(key)
             if w is not None:
                 lam[3 * nc + k] = w
-        # the last step's active set first (exact answer, no sweep); PGS when that is not exact
-        iters = 0
-        polished = _polish(W, r, kind, mu, lam) if m else None
-        if polished is not None and residual(W, r, kind, mu, polished) <= POLISH_BELOW:
-            lam = polished
-        else:
-            iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
-            res_g = residual(W, r, kind, mu, lam)
-            polished = _polish(W, r, kind, mu, lam)
-            if polished is not None:
-                res_p = residual(W, r, kind, mu, polished)
-                if res_p <= max(res_g, POLISH_BELOW):
-                    lam = polished
-                else:
-                    polished = None
-        res = residual(W, r, kind, mu, lam)
+        iters, polished, res = solve(W, np.ascontiguousarray(r, dtype=float), kind, mu, lam)   # the compiled step's solver
         lam[dead] = 0.0
         self.warm = {key: lam[3 * k:3 * k + 3].copy() for k, key in enumerate(keys[:nc])}
         self.warm.update({key: float(lam[3 * nc + k]) for k, key in enumerate(keys[nc:])})
@@ -531,7 +448,7 @@ class ContactStepper:
         sim.contacts = out
         sim.limit_forces = limit_forces
         st = self.stats
-        st.update(rows=m, iterations=int(iters), polished=polished is not None, residual=float(res))
+        st.update(rows=m, iterations=int(iters), polished=bool(polished), residual=float(res))
         st["steps"] += 1
         st["max_iterations"] = max(st["max_iterations"], int(iters))
         st["worst_residual"] = max(st["worst_residual"], float(res))
