@@ -121,11 +121,12 @@ def _compiled(model, q, v, prescribed, a, tau, baumgarte, constraints):
     """(ddq, tau, lambda) from the compiled loop kernels (engine/loopkernels.py), or None: a
     Pfaffian constraint, an argument that needs converting, a rank-deficient or degenerate system,
     or any error; the Python path then handles (and names) it."""
-    from .loopkernels import pack, constrained_dynamics
+    from .loopkernels import constrained_dynamics
+    from .constraints import pack_cached
     cs = active_constraints(model, constraints)
     if not cs:
         return None
-    packed = pack(cs, model)
+    packed = pack_cached(cs, model)
     if packed is None:
         return None
     ci, cf, m = packed

@@ -444,6 +444,32 @@ def active_constraints(model, constraints=None):
     return [c for c in cs if c.enabled]
 
 
+# what pack() reads from a constraint besides its class: scalars, and arrays (compared by content)
+_PACKED_SCALARS = ("rows", "body_a", "body_b", "body", "length", "ratio", "offset", "radius", "ground", "iq", "iv")
+_PACKED_ARRAYS = ("P_a", "P_b", "D", "P", "axis")
+
+
+def _fingerprint(c):
+    d = c.__dict__
+    g = d.get
+    return [type(c), *map(g, _PACKED_SCALARS),
+            *[x.tobytes() if isinstance(x, np.ndarray) else x for x in map(g, _PACKED_ARRAYS)]]
+
+
+def pack_cached(constraints, model):
+    """engine.loopkernels.pack(constraints, model), kept on the model and reused while constraints
+    with the same parameters are active (compared by value, arrays by content, so an edit made in
+    place is seen): a per-call user of the packed rows pays a fingerprint, not a pack."""
+    fps = [_fingerprint(c) for c in constraints]
+    cached = model.__dict__.get("_pack_cache")
+    if cached is not None and cached[0] == fps:
+        return cached[1]
+    from .loopkernels import pack
+    packed = pack(constraints, model)
+    model.__dict__["_pack_cache"] = (fps, packed)
+    return packed
+
+
 def constraint_system(model, q, v, constraints=None, kin=None):
     """(f, A, bias) of the active constraints stacked: f (m; NaN on nonholonomic rows), A (m x nv)
     and bias = dA dq (m), all in world components. Also returns the Kinematics used."""

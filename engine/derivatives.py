@@ -53,6 +53,10 @@ class _Work:
         self.work = np.zeros(work_size(n1, nv))
         self.lam = np.zeros(nv, dtype=np.int64)
         self.flags = np.zeros(2 * nv, dtype=bool)
+        self.cbody = np.zeros(nv, dtype=np.int64)           # the constrained kernel's scratch
+        self.on = np.zeros((2, nv), dtype=bool)
+        self.kkt = np.zeros(0)
+        self.kkt_rows = -1
 
 
 def _work(model):
@@ -252,21 +256,72 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, const
     rows (rolling contact) enter the same way: only r2 = A a + dA dq is used, never f(q). Redundant
     rows get the minimum-norm multiplier derivatives, as the multipliers themselves. `constraints` (default: the model's enabled ones) as in
     engine.constrained_forward_dynamics. A user's PfaffianConstraint (rows from a Python callback)
-    has no analytic derivative: with one, the constraint terms are central differences."""
-    from .constrained import constrained_forward_dynamics
+    has no analytic derivative: with one, the constraint terms are central differences.
+
+    Built-in constraints take one compiled call (``algorithms/constrained_deriv.py``: the
+    constrained acceleration, the multipliers and every derivative, M^-1 applied through its
+    tree-sparse factor); a Pfaffian constraint, a rank-deficient K or singular M, or an argument
+    that needs converting or naming take the Python composition below."""
     from .constraints import active_constraints
-    from .loopkernels import pack
+    from .constraints import pack_cached
+    cs = active_constraints(model, constraints)
+    if not cs:
+        nv = model.nv
+        da_dq, da_dv, da_dtau = forward_dynamics_derivatives(model, q, v, tau, f_ext)
+        z = np.zeros((0, nv))
+        return da_dq, da_dv, da_dtau, z, z.copy(), z.copy()
+    packed = pack_cached(cs, model)
+    if packed is not None:
+        out = _constrained_compiled(model, q, v, tau, f_ext, packed)
+        if out is not None:
+            return out
+    return _constrained_python(model, q, v, tau, f_ext, constraints, cs, packed)
+
+
+_KKT = None
+
+
+def _constrained_compiled(model, q, v, tau, f_ext, packed):
+    """The six derivatives from the one-call kernel, or None (the caller then takes the Python
+    path, which converts arguments, names errors and handles rank-deficient rows)."""
+    global _KKT
+    if _KKT is None:      # imported on first use: the kernel loads (or compiles) then
+        from .algorithms import constrained_deriv
+        _KKT = constrained_deriv
+    ci, cf, nr = packed
+    w = _work(model)
+    nv = model.nv
+    if w.kkt_rows != nr:
+        w.kkt = np.zeros(_KKT.kkt_work_size(nv, nr))
+        w.kkt_rows = nr
+    out = np.empty((3, nv, nv))
+    lout = np.empty((3, nr, nv))
+    a = np.empty(nv)
+    lam = np.empty(nr)
+    if f_ext:
+        _load(model, w, f_ext)
+    try:
+        st = _KKT.constrained_derivatives(model._mb, w.wb, q, v, tau, ci, cf, w.work, w.kkt, w.lam, w.cbody, w.on,
+                                     w.flags[:nv], a, lam, out, lout)
+    except (TypeError, ZeroDivisionError):
+        return None
+    finally:
+        if f_ext:
+            w.ws["fext"] = 0.0
+    if st:
+        return None
+    return out[0], out[1], out[2], lout[0], lout[1], lout[2]
+
+
+def _constrained_python(model, q, v, tau, f_ext, constraints, cs, packed):
+    """constrained_forward_dynamics_derivatives composed in Python from the compiled pieces (see
+    its docstring for the equations)."""
+    from .constrained import constrained_forward_dynamics
     nv = model.nv
     q = _as_vector(q, "q", model.nq)
     v = _as_vector(v, "v", nv)
     tau = _as_vector(tau, "tau", nv)
-    cs = active_constraints(model, constraints)
-    if not cs:
-        da_dq, da_dv, da_dtau = forward_dynamics_derivatives(model, q, v, tau, f_ext)
-        z = np.zeros((0, nv))
-        return da_dq, da_dv, da_dtau, z, z.copy(), z.copy()
     a, lam = constrained_forward_dynamics(model, q, v, tau, f_ext, constraints=constraints)
-    packed = pack(cs, model)
     Dq, Dv, M = inverse_dynamics_derivatives(model, q, v, a, f_ext)
     if packed is not None:
         A, dATl, Rq, Rv = _constraint_terms(model, packed, lam)

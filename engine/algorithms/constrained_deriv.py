@@ -1,0 +1,258 @@
+"""Constrained forward dynamics and its analytic derivatives in one compiled call (Kim 2012,
+Section 3 differentiated; ``engine/derivatives.py`` states the equations).
+
+The constrained acceleration ddq and multipliers lambda solve the KKT system
+
+    M ddq + b - J^T F^ext = tau + A^T lambda,      A ddq + dA dq = 0.
+
+One call, in this order:
+
+ 1. constraint rows f, A, dA dq of the packed built-in constraints (``loopkernels.rows_into``);
+ 2. Table 2's derivative sweep at ddq = 0 (``rnea_deriv.py``): b (from the subtree wrench sums), M
+    and dID/d dq, which does not depend on ddq;
+ 3. M = L^T D L, tree-sparse (``aba_deriv.py``): a0 = M^-1 (tau - b), G = M^-1 A^T,
+    K = A G (Cholesky; rank deficient: RANK_DEFICIENT, the caller takes the rank-revealing path),
+    lambda = K^-1 (-(dA dq) - A a0), ddq = a0 + G lambda;
+ 4. the sweep's tables brought to that ddq (``aba_deriv.acceleration_update``), dID/dq formed;
+ 5. the constraint rows' derivatives at (q, dq, ddq, lambda) (``constraint_deriv.py``):
+    d(A^T lambda)/dq, d r2/dq, d r2/d dq;
+ 6. for the parameters p = (q, dq, tau), with R1 = d(A^T lambda)/dq - dID/dq, -dID/d dq, 1:
+        X = M^-1 R1,   dlambda/dp = K^-1 (-d r2/dp - A X),   d ddq/dp = X + G dlambda/dp.
+
+No Table 3 pass and no dense inverse: M^-1 is applied column by column through its tree-sparse
+factor, K (rows x rows) is the only dense factorisation.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+
+from ..layout import MODEL_DTYPE, WS_DTYPE
+from ..loopkernels import rows_into, IMAT_T, RANK_DEFICIENT, RANK_TOL
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW, check_vec
+from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, ARR3_T, INDEX_T, S_W, F_W
+from .aba_deriv import coordinate_parents, ltdl_factor, ltdl_solve, acceleration_update, PIVOT_TOL
+from .constraint_deriv import constraint_derivatives
+
+BOOL2_T = types.Array(types.boolean, 2, "C")
+
+
+def kkt_work_size(nv, rows):
+    """Length of the float work buffer of ``constrained_derivatives`` (see kkt_views)."""
+    return 2 * rows + 2 * rows * nv + 2 * rows * rows + nv * nv + 48 + 12 * nv + 84 * nv + 252
+
+
+@njit(cache=True, inline="always")
+def kkt_views(kw, nv, nr):
+    """f, bias (nr), A (nr x nv), G (nv x nr), K, L (nr x nr), dATl (nv x nv), sa, sb (8 x 3),
+    Ja, Jb (6 x nv), D (2, nv, 2, 6, 3), dW (2, nv, 6), tv (42, 6), carved from one buffer."""
+    o = 0
+    f = kw[o:o + nr]
+    o += nr
+    bias = kw[o:o + nr]
+    o += nr
+    A = kw[o:o + nr * nv].reshape((nr, nv))
+    o += nr * nv
+    G = kw[o:o + nr * nv].reshape((nv, nr))
+    o += nr * nv
+    K = kw[o:o + nr * nr].reshape((nr, nr))
+    o += nr * nr
+    L = kw[o:o + nr * nr].reshape((nr, nr))
+    o += nr * nr
+    dATl = kw[o:o + nv * nv].reshape((nv, nv))
+    o += nv * nv
+    sa = kw[o:o + 24].reshape((8, 3))
+    o += 24
+    sb = kw[o:o + 24].reshape((8, 3))
+    o += 24
+    Ja = kw[o:o + 6 * nv].reshape((6, nv))
+    o += 6 * nv
+    Jb = kw[o:o + 6 * nv].reshape((6, nv))
+    o += 6 * nv
+    D = kw[o:o + 72 * nv].reshape((2, nv, 2, 6, 3))
+    o += 72 * nv
+    dW = kw[o:o + 12 * nv].reshape((2, nv, 6))
+    o += 12 * nv
+    tv = kw[o:o + 252].reshape((42, 6))
+    return f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def spd_factor(K, L):
+    """K = L L^T (lower triangle of L). False when a pivot is at or below RANK_TOL times the largest
+    diagonal entry of K (rank deficient)."""
+    n = K.shape[0]
+    big = 0.0
+    for i in range(n):
+        if K[i, i] > big:
+            big = K[i, i]
+    tol = RANK_TOL * big
+    for j in range(n):
+        s = K[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not (s > tol):
+            return False
+        L[j, j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            t = K[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    return True
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def spd_solve(L, X):
+    """X <- (L L^T)^-1 X, every column of X (rows x ncol)."""
+    n = L.shape[0]
+    ncol = X.shape[1]
+    for i in range(n):
+        for k in range(i):
+            t = L[i, k]
+            for c in range(ncol):
+                X[i, c] -= t * X[k, c]
+        d = 1.0 / L[i, i]
+        for c in range(ncol):
+            X[i, c] *= d
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            t = L[k, i]
+            for c in range(ncol):
+                X[i, c] -= t * X[k, c]
+        d = 1.0 / L[i, i]
+        for c in range(ncol):
+            X[i, c] *= d
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, types.Array(types.float64, 2, "C"), VEC_T, VEC_T,
+             INDEX_T, INDEX_T, BOOL2_T, BOOL_T, VEC_T, VEC_T, ARR3_T, ARR3_T), cache=True, fastmath=FASTMATH)
+def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc, cbody, on, active, a, lam,
+                            out, lout):
+    """Kernel: a = ddq and lam of the constrained forward dynamics (no stabilisation) and
+    out[0..2] = d ddq / d(q, dq, tau), lout[0..2] = d lambda / d(q, dq, tau) (module docstring).
+    External wrenches from ws[i].fext (body frames). Work: work (rnea_deriv.work_size), kw
+    (kkt_work_size), lamc, cbody (nv ints), on (2 x nv), active (nv). Status: OK, an argument
+    code (see common), OVERFLOW, COINCIDENT or FLAT_DISK (a degenerate constraint), or
+    RANK_DEFICIENT (K or M singular: the caller takes the rank-revealing path)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_bytes.view(WS_DTYPE)
+    nv = m[0].nv
+    n = m.shape[0] - 1
+    nr = lam.shape[0]
+    st = check_vec(q, m[0].nq, 1)
+    if st == OK:
+        st = check_vec(v, nv, 2)
+    if st == OK:
+        st = check_vec(tau, nv, 3)
+    if st != OK:
+        return st
+    bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
+    f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv = kkt_views(kw, nv, nr)
+    # 1. the constraint rows
+    st = rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb)
+    if st != OK:
+        return st
+    # 2. Table 2's derivative sweep at ddq = 0: b, M, dID/d dq (out[1]); out[0] left zero
+    for k in range(nv):
+        a[k] = 0.0
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, False, False)
+    a0 = out[2][:, 0:1]      # scratch until step 6
+    for i in range(1, n + 1):
+        mb = m[i]
+        F = bvec[i, F_W]
+        for e in range(mb.nv):
+            x = mb.iv + e
+            s = dvec[x, S_W]
+            a0[x, 0] = tau[x] - (s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3] + s[4] * F[4] + s[5] * F[5])
+    # 3. M = L^T D L; a0, G = M^-1 A^T, K = A G, lambda, ddq
+    big = 0.0
+    for k in range(nv):
+        active[k] = True
+        if M[k, k] > big:
+            big = M[k, k]
+    for r in range(nv):
+        if not M[r, r] > PIVOT_TOL * big:
+            return RANK_DEFICIENT
+        for c in range(nv):
+            H[r, c] = M[r, c]
+    coordinate_parents(m, lamc, active, False)
+    if ltdl_factor(H, lamc, active) >= 0:
+        return RANK_DEFICIENT
+    ltdl_solve(H, lamc, active, a0, 1.0)
+    for r in range(nr):
+        for k in range(nv):
+            G[k, r] = A[r, k]
+    ltdl_solve(H, lamc, active, G, 1.0)
+    for i in range(nr):
+        for j in range(i + 1):
+            s = 0.0
+            t = 0.0
+            for k in range(nv):
+                s += A[i, k] * G[k, j]
+                t += A[j, k] * G[k, i]
+            K[i, j] = 0.5 * (s + t)
+            K[j, i] = K[i, j]
+    if nr > nv or not spd_factor(K, L):      # more rows than coordinates: K is singular
+        return RANK_DEFICIENT
+    rhs = dATl[0:nr, 0:1]      # scratch column (dATl is filled in step 5)
+    for i in range(nr):
+        s = -bias[i]
+        for k in range(nv):
+            s -= A[i, k] * a0[k, 0]
+        rhs[i, 0] = s
+    spd_solve(L, rhs)
+    for i in range(nr):
+        lam[i] = rhs[i, 0]
+    for k in range(nv):
+        s = a0[k, 0]
+        for r in range(nr):
+            s += G[k, r] * lam[r]
+        a[k] = s
+        if not np.isfinite(s):
+            return OVERFLOW
+    # 4. the sweep at ddq = a: dID/dq
+    acceleration_update(m, a, bmat, bvec, dvec, tmp)
+    pairs_dq(m, dvec, out[0])
+    # 5. the constraint rows' derivatives (A is written again, the same rows)
+    st = constraint_derivatives(m_bytes, ws_bytes, work, ci, cf, lam, A, dATl, lout[0], lout[1], D, dW, cbody,
+                                on, tv)
+    if st != OK:
+        return st
+    # 6. X = M^-1 R1 for q, dq, tau; then dlambda and d ddq
+    Xq = out[0]
+    for r in range(nv):
+        for c in range(nv):
+            Xq[r, c] = dATl[r, c] - Xq[r, c]
+            out[2, r, c] = 1.0 if r == c else 0.0
+    ltdl_solve(H, lamc, active, Xq, 1.0)
+    ltdl_solve(H, lamc, active, out[1], -1.0)
+    ltdl_solve(H, lamc, active, out[2], 1.0)
+    for p in range(3):
+        X = out[p]
+        Y = lout[p]
+        for i in range(nr):
+            for c in range(nv):
+                s = -Y[i, c] if p < 2 else 0.0
+                for k in range(nv):
+                    s -= A[i, k] * X[k, c]
+                Y[i, c] = s
+        spd_solve(L, Y)
+        for k in range(nv):
+            for c in range(nv):
+                s = X[k, c]
+                for r in range(nr):
+                    s += G[k, r] * Y[r, c]
+                X[k, c] = s
+    for p in range(3):
+        for r in range(nv):
+            for c in range(nv):
+                if not np.isfinite(out[p, r, c]):
+                    return OVERFLOW
+        for r in range(nr):
+            for c in range(nv):
+                if not np.isfinite(lout[p, r, c]):
+                    return OVERFLOW
+    return OK
