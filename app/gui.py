@@ -28,24 +28,49 @@ ENGINE_MODULES = ("engine.spatial", "engine.joints", "engine.model", "engine.alg
                   "engine.catalog")
 
 
+def _kernel_cache_dir():
+    """The engine's kernel cache directory for the current sources, found without importing the
+    engine (None when it can not be told)."""
+    spec = importlib.util.find_spec("engine")
+    if spec is None or spec.origin is None:
+        return None
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    path = os.path.join(os.path.dirname(spec.origin), "_jitcache.py")
+    probe_spec = importlib.util.spec_from_file_location("_jointlab_cache_probe", path)
+    probe = importlib.util.module_from_spec(probe_spec)
+    probe_spec.loader.exec_module(probe)      # hashes the kernel sources; imports only numba
+    return probe.cache_dir()
+
+
 def kernel_cache_is_warm():
     """True when the engine's kernel cache holds compiled code for the current sources, False when
     it is empty or missing, None when that can not be told (then the engine is simply imported)."""
     try:
-        spec = importlib.util.find_spec("engine")
-        if spec is None or spec.origin is None:
-            return None
-        if os.environ.get("NUMBA_CACHE_DIR"):
-            where = os.environ["NUMBA_CACHE_DIR"]
-        else:
-            path = os.path.join(os.path.dirname(spec.origin), "_jitcache.py")
-            probe_spec = importlib.util.spec_from_file_location("_jointlab_cache_probe", path)
-            probe = importlib.util.module_from_spec(probe_spec)
-            probe_spec.loader.exec_module(probe)      # hashes the kernel sources; imports only numba
-            where = probe.cache_dir()
-        return bool(glob.glob(os.path.join(where, "**", "*.nbi"), recursive=True))
+        where = _kernel_cache_dir()
+        return None if where is None else bool(glob.glob(os.path.join(where, "**", "*.nbi"), recursive=True))
     except Exception:
         return None
+
+
+def kernels_warmed_up():
+    """True when engine.warmup has finished for the current sources (every kernel, the lazily
+    compiled ones too, is in the cache), False when not, None when that can not be told."""
+    try:
+        where = _kernel_cache_dir()
+        return None if where is None else os.path.isfile(os.path.join(where, WARM_MARKER))
+    except Exception:
+        return None
+
+
+WARM_MARKER = "warmed-up"          # engine/warmup.py writes it (the app must not import the engine to read it)
+CHILD_IMPORTED = "jointlab: engine imported"
+# the compiling child: import the engine (the window waits for this part), then, at low priority
+# while the session goes on, compile every kernel that compiles only at its first call
+CHILD_CODE = ("import sys, os, engine, engine.catalog; "
+              f"print({CHILD_IMPORTED!r}, file=sys.stderr, flush=True); "
+              "hasattr(os, 'nice') and os.nice(10); "
+              "import engine.warmup; engine.warmup.run()")
 
 
 class EngineImport:
@@ -63,7 +88,7 @@ class EngineImport:
 
     def _run(self):
         try:
-            if kernel_cache_is_warm() is False:
+            if kernel_cache_is_warm() is False or kernels_warmed_up() is False:
                 self._compile_in_child()
             import engine
             import engine.catalog  # noqa: F401
@@ -74,16 +99,25 @@ class EngineImport:
         self.done.set()
 
     def _compile_in_child(self):
-        """Fill the kernel cache from a child process; follow its imports (-X importtime)."""
+        """Fill the kernel cache from a child process; follow its imports (-X importtime). Returns
+        once the child has imported the engine (then this process loads it from the cache) and
+        leaves the child compiling the rest (engine.warmup) in the background."""
         try:
-            self.child = subprocess.Popen([sys.executable, "-X", "importtime", "-c", "import engine, engine.catalog"],
+            self.child = subprocess.Popen([sys.executable, "-X", "importtime", "-c", CHILD_CODE],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         except OSError:
             return                      # then the import below compiles in this process
         for line in self.child.stderr:
+            if line.strip() == CHILD_IMPORTED:
+                break
             name = line.rsplit("|", 1)[-1].strip()
             if name.startswith("engine"):
                 self.compiled.add(name)
+        threading.Thread(target=self._drain, name="jointlab-warmup", daemon=True).start()
+
+    def _drain(self):
+        for _ in self.child.stderr:
+            pass
         self.child.wait()
 
     def progress(self):

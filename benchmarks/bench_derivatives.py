@@ -7,8 +7,8 @@ Calls timed (both through Python, as a user calls them):
     inverse   engine.inverse_dynamics_derivatives(model, q, v, a)     pin.computeRNEADerivatives(model, data, q, v, a)
     forward   engine.forward_dynamics_derivatives(model, q, v, tau)   pin.computeABADerivatives(model, data, q, v, tau)
     hybrid    engine.hybrid_dynamics_derivatives(...)  (no Pinocchio counterpart: against computeABADerivatives)
-Then the constrained derivatives: on the shipped loop models against the same call with the
-constraint terms by central differences (the former implementation) and full central differences;
+Then the constrained derivatives (one compiled call): on the shipped loop models against the Python
+composition with the constraint terms by central differences, and full central differences;
 on Panda with a 6D weld and a 3D point contact against pin.computeConstraintDynamicsDerivatives.
 Beside them, for scale: our forward dynamics (one call) and the forward-dynamics derivatives by
 central differences in Python (2 nv + 2 nv + 2 nv forward-dynamics calls).
@@ -118,9 +118,10 @@ LOOPS = ("four_bar", "slider_crank", "five_bar", "closed_chain_leg", "rolling_di
 
 
 def bench_constrained(repeat):
-    """Constrained forward-dynamics derivatives on the shipped loop models: the analytic call against
-    the same call with the constraint terms by central differences (the former implementation,
-    kept as the tests' reference) and against full central differences in Python."""
+    """Constrained forward-dynamics derivatives on the shipped loop models: the analytic call (one
+    compiled kernel) against the Python composition of compiled pieces with the constraint terms by
+    central differences (the path a user's Pfaffian constraint takes) and against full central
+    differences in Python."""
     import importlib
 
     import engine
@@ -134,17 +135,13 @@ def bench_constrained(repeat):
         q, v = engine.project_constraints(model, q0, v0 + rng.normal(scale=0.5, size=model.nv))
         tau = rng.normal(size=model.nv)
 
+        active = [c for c in model.constraints if c.enabled]
+
         def analytic():
             return engine.constrained_forward_dynamics_derivatives(model, q, v, tau)
 
-        def fd_terms():
-            real = D._constraint_terms
-            D._constraint_terms = lambda model, packed, lam, q=q, v=v: D._constraint_terms_fd(
-                model, q, v, engine.constrained_forward_dynamics(model, q, v, tau)[0], lam, None)
-            try:
-                return engine.constrained_forward_dynamics_derivatives(model, q, v, tau)
-            finally:
-                D._constraint_terms = real
+        def fd_terms():        # the Python composition with the constraint terms by central differences
+            return D._constrained_python(model, q, v, tau, None, None, active, None)
 
         def full_fd(h=1e-6):
             cfd = engine.constrained_forward_dynamics
@@ -243,9 +240,10 @@ def main(argv=None):
     for line in scale:
         print(line)
 
-    print("\nconstrained forward-dynamics derivatives, shipped loop models (us; 'terms by FD' = the same call"
-          " with the\nconstraint terms by central differences, the former implementation; 'full FD' = central"
-          " differences of\nconstrained_forward_dynamics in Python; agree = analytic vs terms by FD)")
+    print("\nconstrained forward-dynamics derivatives, shipped loop models (us; 'analytic' = the one compiled"
+          " call;\n'terms FD' = the Python composition of compiled pieces with the constraint terms by central"
+          " differences;\n'full FD' = central differences of constrained_forward_dynamics in Python; agree ="
+          " analytic vs terms FD)")
     head = (f"{'model':<17} {'nv':>3} {'rows':>4} {'analytic':>9} {'median':>9} {'terms FD':>9} {'speed-up':>8} "
             f"{'full FD':>9} {'/ our CFD':>9} {'agree':>8}")
     print(head)

@@ -20,6 +20,11 @@ KERNEL_SOURCES = ("spatial.py", "joints.py", "layout.py", "algorithms/*.py", "st
                   "poses.py", "batch.py", "contactkernels.py")
 
 
+# written into the cache directory by engine.warmup once every kernel is in it (app/gui.py reads it
+# without importing the engine, under the same name)
+WARM_MARKER = "warmed-up"
+
+
 def _source_hash():
     root = Path(__file__).resolve().parent
     h = hashlib.sha1(numba.__version__.encode())

@@ -2,6 +2,7 @@
 sample stream, the mouse spring and pose IK, picking, plot decimation, the recorder, validators."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -285,6 +286,21 @@ def test_kernel_cache_probe(eng, tmp_path, monkeypatch):
     assert kernel_cache_is_warm() is True
 
 
+def test_warm_up_marker(eng, tmp_path, monkeypatch):
+    """The app runs engine.warmup in its compiling child until the warm-up has left its marker in
+    the cache directory (read without importing the engine, under the engine's name for it)."""
+    import numba
+    from app import gui
+    from engine import _jitcache, warmup
+    assert gui.WARM_MARKER == _jitcache.WARM_MARKER
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    assert gui.kernels_warmed_up() is False
+    warmup._mark_warm()
+    assert gui.kernels_warmed_up() is True
+    assert "engine.warmup" in gui.CHILD_CODE and gui.CHILD_IMPORTED in gui.CHILD_CODE
+
+
 def test_worker_survives_a_failing_controller(eng, mods):
     """Whatever goes wrong inside a step, the thread pauses with a message and stays alive."""
     from app.simworker import SimWorker
@@ -340,3 +356,25 @@ def test_articulated_inertia_ellipsoids_nest_and_pi_is_flat_across_a_revolute_ax
         axis = bq[name]["S"][:3, 0]
         k = np.argmin(semi)
         assert semi[k] == pytest.approx(1e-3 * r) and abs(abs(U[:, k] @ axis) - 1.0) < 1e-6, name
+
+
+def test_engine_import_runs_the_warm_up_in_its_child(eng, tmp_path, monkeypatch):
+    """A cache without the warm-up marker: the loader starts the compiling child, is done as soon as
+    the child has imported the engine, and the child goes on to run engine.warmup, which leaves
+    the marker (a copy of this machine's warm cache, so nothing has to compile)."""
+    import shutil
+    from app import gui
+    from engine import _jitcache
+    src = _jitcache.cache_dir()
+    dst = tmp_path / os.path.basename(src)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(_jitcache.WARM_MARKER))
+    monkeypatch.setenv("JOINTLAB_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert gui.kernel_cache_is_warm() is True and gui.kernels_warmed_up() is False
+    loader = gui.EngineImport()
+    assert loader.done.wait(300), "the engine never loaded"
+    assert loader.error is None and loader.child is not None
+    assert "engine.api" in loader.compiled          # followed the child's imports
+    loader.child.wait(600)
+    assert loader.child.returncode == 0
+    assert gui.kernels_warmed_up() is True

@@ -1,0 +1,69 @@
+"""engine.warmup prepares every kernel a session reaches: after it, a session on other models
+(a loop model, a legged robot on the ground with joint limits, derivatives, batches) adds no
+compiled signature to any kernel, i.e. compiles nothing (empty cache) and loads nothing (warm
+cache) that the warm-up did not. Checked in a child process (a fresh interpreter: the test process
+has long since loaded everything)."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SESSION = r"""
+import warnings
+import numpy as np
+import engine.warmup
+engine.warmup.run()
+import engine
+from engine.catalog import load_model, initial_state
+from numba.core.registry import CPUDispatcher
+warnings.simplefilter("ignore")
+
+
+def signatures():
+    import sys
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("engine"):
+            for k, obj in vars(mod).items():
+                if isinstance(obj, CPUDispatcher):
+                    out[f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"] = len(obj.signatures)
+    return out
+
+
+before = signatures()
+if True:
+    leg = load_model("closed_chain_leg")
+    q, v = initial_state(leg)
+    tau = np.zeros(leg.nv)
+    engine.constrained_forward_dynamics_derivatives(leg, q, v, tau)
+    engine.constrained_hybrid_dynamics(leg, q, v, np.ones(leg.nv, dtype=bool), tau, tau)
+    sim = engine.Simulator(leg, integrator="rk4")
+    sim.step(20)
+    hum = load_model("humanoid")
+    sim = engine.Simulator(hum, ground=engine.Ground(), joint_limits=True)
+    sim.step(20)
+    q, v = initial_state(hum)
+    engine.linearize(hum, q, v, np.zeros(hum.nv))
+    engine.trace(hum, q, v, np.zeros(hum.nv, dtype=bool), np.zeros(hum.nv), np.zeros(hum.nv))
+    engine.batch.forward_dynamics(hum, np.tile(q, (3, 1)), np.tile(v, (3, 1)), np.zeros((3, hum.nv)), threads=1)
+after = signatures()
+names = sorted(k for k, n in after.items() if n > before.get(k, 0))
+print("kernels with a signature the warm-up did not prepare:", names)
+assert not names, names
+"""
+
+
+def test_nothing_compiles_after_the_warm_up():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", SESSION], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=1800)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+
+
+def test_warm_up_runs_as_a_module():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-m", "engine.warmup"], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=1800)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert "every kernel ready in" in r.stdout
