@@ -67,10 +67,11 @@ WARM_MARKER = "warmed-up"          # engine/warmup.py writes it (the app must no
 CHILD_IMPORTED = "jointlab: engine imported"
 # the compiling child: import the engine (the window waits for this part), then, at low priority
 # while the session goes on, compile every kernel that compiles only at its first call
-CHILD_CODE = ("import sys, os, engine, engine.catalog; "
+# (it ends with the app: engine.warmup.exit_with_parent)
+CHILD_CODE = ("import sys, os, engine, engine.catalog, engine.warmup; engine.warmup.exit_with_parent(); "
               f"print({CHILD_IMPORTED!r}, file=sys.stderr, flush=True); "
               "hasattr(os, 'nice') and os.nice(10); "
-              "import engine.warmup; engine.warmup.run()")
+              "engine.warmup.run()")
 
 
 class EngineImport:

@@ -111,6 +111,20 @@ def run(log=None):
     return time.perf_counter() - t0
 
 
+def exit_with_parent(poll=0.5):
+    """In a child process (the app's compiler): end this process when its parent is gone, so a
+    warm-up never outlives the program that started it (a crash of the app included)."""
+    import os
+    import threading
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(0)
+    threading.Thread(target=watch, name="jointlab-parent-watch", daemon=True).start()
+
+
 def _mark_warm():
     """Leave the marker the app looks for (it then starts without a compiling child)."""
     import os

@@ -378,3 +378,24 @@ def test_engine_import_runs_the_warm_up_in_its_child(eng, tmp_path, monkeypatch)
     loader.child.wait(600)
     assert loader.child.returncode == 0
     assert gui.kernels_warmed_up() is True
+
+
+def test_the_compiling_child_ends_with_its_parent(tmp_path):
+    """A warm-up child whose parent dies (an app that crashed) stops instead of compiling on."""
+    import subprocess
+    import sys
+    from app import gui
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parent = ("import subprocess, sys, time; "
+              "c = subprocess.Popen([sys.executable, '-c', 'import engine.warmup, time; "
+              "engine.warmup.exit_with_parent(0.05); print(1, flush=True); time.sleep(60)'], "
+              "stdout=subprocess.PIPE, text=True); "
+              "c.stdout.readline(); print(c.pid, flush=True)")
+    r = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=root))
+    pid = int(r.stdout.split()[-1])
+    deadline = time.time() + 10
+    while time.time() < deadline and os.path.exists(f"/proc/{pid}") and "Z" not in open(f"/proc/{pid}/stat").read().split()[2]:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    assert "exit_with_parent" in gui.CHILD_CODE
