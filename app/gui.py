@@ -10,7 +10,6 @@ With ``screenshot`` and ``quit_after`` the program runs the model that many seco
 of the whole window and exits."""
 from __future__ import annotations
 
-import glob
 import importlib.util
 import os
 import subprocess
@@ -43,19 +42,11 @@ def _kernel_cache_dir():
     return probe.cache_dir()
 
 
-def kernel_cache_is_warm():
-    """True when the engine's kernel cache holds compiled code for the current sources, False when
-    it is empty or missing, None when that can not be told (then the engine is simply imported)."""
-    try:
-        where = _kernel_cache_dir()
-        return None if where is None else bool(glob.glob(os.path.join(where, "**", "*.nbi"), recursive=True))
-    except Exception:
-        return None
-
-
 def kernels_warmed_up():
     """True when engine.warmup has finished for the current sources (every kernel, the lazily
-    compiled ones too, is in the cache), False when not, None when that can not be told."""
+    compiled ones too, is in the cache), False when not (an empty cache included: then the kernels
+    compile in a child process and the window never waits for the compiler), None when that can
+    not be told (then the engine is simply imported)."""
     try:
         where = _kernel_cache_dir()
         return None if where is None else os.path.isfile(os.path.join(where, WARM_MARKER))
@@ -89,7 +80,7 @@ class EngineImport:
 
     def _run(self):
         try:
-            if kernel_cache_is_warm() is False or kernels_warmed_up() is False:
+            if kernels_warmed_up() is False:
                 self._compile_in_child()
             import engine
             import engine.catalog  # noqa: F401

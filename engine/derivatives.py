@@ -262,8 +262,7 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, const
     constrained acceleration, the multipliers and every derivative, M^-1 applied through its
     tree-sparse factor); a Pfaffian constraint, a rank-deficient K or singular M, or an argument
     that needs converting or naming take the Python composition below."""
-    from .constraints import active_constraints
-    from .constraints import pack_cached
+    from .constraints import active_constraints, pack_cached
     cs = active_constraints(model, constraints)
     if not cs:
         nv = model.nv
@@ -302,7 +301,7 @@ def _constrained_compiled(model, q, v, tau, f_ext, packed):
         _load(model, w, f_ext)
     try:
         st = _KKT.constrained_derivatives(model._mb, w.wb, q, v, tau, ci, cf, w.work, w.kkt, w.lam, w.cbody, w.on,
-                                     w.flags[:nv], a, lam, out, lout)
+                                          w.flags, a, lam, out, lout)
     except (TypeError, ZeroDivisionError):
         return None
     finally:

@@ -258,9 +258,10 @@ def constraint_rows(m_bytes, ws_bytes, q, v, ci, cf, f, A, bias):
 
 
 @njit(cache=True)
-def _cholesky_solve(K, rhs, x, L):
-    """x = K^-1 rhs for symmetric K (m x m) by Cholesky; False when a pivot is below RANK_TOL times
-    the largest diagonal entry (rank deficient: the caller takes the rank-revealing path)."""
+def spd_factor(K, L):
+    """K = L L^T (lower triangle of L) for symmetric K (m x m). False when a pivot is at or below
+    RANK_TOL times the largest diagonal entry (rank deficient: the caller takes the rank-revealing
+    path)."""
     n = K.shape[0]
     big = 0.0
     for i in range(n):
@@ -279,17 +280,30 @@ def _cholesky_solve(K, rhs, x, L):
             for k in range(j):
                 t -= L[i, k] * L[j, k]
             L[i, j] = t / L[j, j]
-    for i in range(n):
-        t = rhs[i]
-        for k in range(i):
-            t -= L[i, k] * x[k]
-        x[i] = t / L[i, i]
-    for i in range(n - 1, -1, -1):
-        t = x[i]
-        for k in range(i + 1, n):
-            t -= L[k, i] * x[k]
-        x[i] = t / L[i, i]
     return True
+
+
+@njit(cache=True)
+def spd_solve(L, X):
+    """X <- (L L^T)^-1 X, every column of X (m x ncol)."""
+    n = L.shape[0]
+    ncol = X.shape[1]
+    for i in range(n):
+        for k in range(i):
+            t = L[i, k]
+            for c in range(ncol):
+                X[i, c] -= t * X[k, c]
+        d = L[i, i]
+        for c in range(ncol):
+            X[i, c] /= d
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            t = L[k, i]
+            for c in range(ncol):
+                X[i, c] -= t * X[k, c]
+        d = L[i, i]
+        for c in range(ncol):
+            X[i, c] /= d
 
 
 @njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, IMAT_T, MAT_T, types.int64, VEC_T,
@@ -353,8 +367,11 @@ def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, 
                 r -= gains[2] * gains[2] * f[i]
         rhs[i] = r - Aa
     L = np.zeros((nrows, nrows))
-    if not _cholesky_solve(K, rhs, lam, L):
+    if not spd_factor(K, L):
         return RANK_DEFICIENT
+    for i in range(nrows):
+        lam[i] = rhs[i]
+    spd_solve(L, lam.reshape((nrows, 1)))
     if not any_p:
         for k in range(nv):
             s = a0[k]

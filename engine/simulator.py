@@ -514,7 +514,7 @@ class Simulator:
             return None
         if self._project_every_step:
             return False
-        packed = self._steploop().packed_loops(active, fresh=True)
+        packed = self._steploop().packed_loops(active)
         return False if packed is None else packed
 
     def _steploop(self):

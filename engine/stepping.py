@@ -28,7 +28,6 @@ class StepLoop:
         self.ws_gb = self.ws_g.view(np.uint8)
         self.ws_kb = self.ws_k.view(np.uint8)
         self.gains = np.zeros(3)
-        self._packed = (None, None)
         self.tv = np.zeros(2)
         self.a = np.zeros(nv)
         self.tau = np.zeros(nv)
@@ -95,15 +94,11 @@ class StepLoop:
             st = advance_limited(*args, *limits, 0)
         return self.tv[0], int(self.done[0]), st
 
-    def packed_loops(self, active, fresh=False):
-        """The compiled description of the active constraints (engine.loopkernels.pack), cached
-        while the same constraints are active (fresh: packed again, as at every Simulator.step
-        call, so an edited constraint takes effect); None when one of them is not a built-in kind."""
-        key = tuple(id(c) for c in active)
-        if fresh or self._packed[0] != key:
-            from .loopkernels import pack
-            self._packed = (key, pack(active, self.model))
-        return self._packed[1]
+    def packed_loops(self, active):
+        """The compiled description of the active constraints (engine.constraints.pack_cached: packed
+        again whenever one was edited); None when one of them is not a built-in kind."""
+        from .constraints import pack_cached
+        return pack_cached(active, self.model)
 
     def loop_dynamics(self, packed, q, v, prescribed, a_cmd, tau_in, f_ext, gains):
         """(a, tau, lam) of the constrained (hybrid) dynamics in one compiled call, or None when the

@@ -275,27 +275,20 @@ def test_worker_that_cannot_keep_up_runs_slower_and_says_so(eng, mods):
     assert max(np.diff(stamps)) < 40 * BUDGET
 
 
-def test_kernel_cache_probe(eng, tmp_path, monkeypatch):
-    """A cold start (empty kernel cache) is recognised, so the kernels compile in a child process
-    and the window never waits for the compiler; a warm cache is recognised too."""
-    from app.gui import kernel_cache_is_warm
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert kernel_cache_is_warm() is False
-    (tmp_path / "x").mkdir()
-    (tmp_path / "x" / "spatial.f-1.py311.nbi").write_bytes(b"")
-    assert kernel_cache_is_warm() is True
-
-
 def test_warm_up_marker(eng, tmp_path, monkeypatch):
-    """The app runs engine.warmup in its compiling child until the warm-up has left its marker in
-    the cache directory (read without importing the engine, under the engine's name for it)."""
+    """A cold or never warmed-up kernel cache is recognised, so the app compiles in its child
+    (engine.warmup) until the warm-up has left its marker in the cache directory (read without
+    importing the engine, under the engine's name for it)."""
     import numba
     from app import gui
     from engine import _jitcache, warmup
     assert gui.WARM_MARKER == _jitcache.WARM_MARKER
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
-    assert gui.kernels_warmed_up() is False
+    assert gui.kernels_warmed_up() is False                     # empty
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "spatial.f-1.py311.nbi").write_bytes(b"")
+    assert gui.kernels_warmed_up() is False                     # kernels, but never warmed up
     warmup._mark_warm()
     assert gui.kernels_warmed_up() is True
     assert "engine.warmup" in gui.CHILD_CODE and gui.CHILD_IMPORTED in gui.CHILD_CODE
@@ -370,7 +363,7 @@ def test_engine_import_runs_the_warm_up_in_its_child(eng, tmp_path, monkeypatch)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(_jitcache.WARM_MARKER))
     monkeypatch.setenv("JOINTLAB_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    assert gui.kernel_cache_is_warm() is True and gui.kernels_warmed_up() is False
+    assert gui.kernels_warmed_up() is False
     loader = gui.EngineImport()
     assert loader.done.wait(300), "the engine never loaded"
     assert loader.error is None and loader.child is not None

@@ -120,6 +120,40 @@ def ltdl_solve(H, lam, active, X, sign):
             j = lam[j]
 
 
+@njit(cache=True, inline="always")
+def torque_minus_bias(m, bvec, dvec, tau, out):
+    """out[x] = tau[x] - b[x] for every coordinate, b read from the subtree wrench sums of a
+    ``rnea_derivative_passes`` sweep run at ddq = 0 (b = ID(q, dq, 0), external wrenches included)."""
+    for i in range(1, m.shape[0]):
+        mb = m[i]
+        F = bvec[i, F_W]
+        for e in range(mb.nv):
+            x = mb.iv + e
+            s = dvec[x, S_W]
+            out[x] = tau[x] - (s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3] + s[4] * F[4] + s[5] * F[5])
+
+
+@njit(cache=True, inline="always")
+def factor_mass_matrix(m, M, H, lam, none, active):
+    """H = M factored as L^T D L over the whole tree (lam: coordinate parents; none, active: nv
+    booleans set to all False / all True). Returns -1, or the coordinate of a pivot at or below
+    PIVOT_TOL times the largest diagonal entry (a singular joint)."""
+    nv = M.shape[0]
+    big = 0.0
+    for k in range(nv):
+        none[k] = False
+        active[k] = True
+        if M[k, k] > big:
+            big = M[k, k]
+    for r in range(nv):
+        if not M[r, r] > PIVOT_TOL * big:
+            return r
+        for c in range(nv):
+            H[r, c] = M[r, c]
+    coordinate_parents(m, lam, none, False)
+    return ltdl_factor(H, lam, active)
+
+
 @njit(cache=True)
 def partitioned_solve(m, prescribed, active, M, H, lam, Gq, Gv, Gx):
     """Hybrid-dynamics derivatives from the inverse-dynamics ones (see hybrid_deriv.py).
@@ -252,29 +286,9 @@ def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
         a[k] = 0.0
     # Table 2's derivative sweep at ddq = 0: b, M and dID/d dq
     rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, False, False)
-    for i in range(1, n + 1):
-        mb = m[i]
-        F = bvec[i, F_W]
-        for e in range(mb.nv):
-            x = mb.iv + e
-            s = dvec[x, S_W]
-            a[x] = tau[x] - (s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3] + s[4] * F[4] + s[5] * F[5])
-    none = flags[:nv]
+    torque_minus_bias(m, bvec, dvec, tau, a)
+    k = factor_mass_matrix(m, M, H, lam, flags[:nv], flags[nv:])
     active = flags[nv:]
-    big = 0.0
-    for k in range(nv):
-        none[k] = False
-        active[k] = True
-        if M[k, k] > big:
-            big = M[k, k]
-    bad = -1
-    for r in range(nv):
-        if bad < 0 and not M[r, r] > PIVOT_TOL * big:
-            bad = r
-        for c in range(nv):
-            H[r, c] = M[r, c]
-    coordinate_parents(m, lam, none, False)
-    k = ltdl_factor(H, lam, active) if bad < 0 else bad
     if k >= 0:
         st = aba(m_bytes, ws_bytes, q, v, tau, a)       # Table 3 names the singular joint
         if st != OK:

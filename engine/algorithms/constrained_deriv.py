@@ -24,16 +24,14 @@ factor, K (rows x rows) is the only dense factorisation.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, types
 
 from ..layout import MODEL_DTYPE, WS_DTYPE
-from ..loopkernels import rows_into, IMAT_T, RANK_DEFICIENT, RANK_TOL
+from ..loopkernels import rows_into, spd_factor, spd_solve, IMAT_T, RANK_DEFICIENT
 from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW, check_vec
-from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, ARR3_T, INDEX_T, S_W, F_W
-from .aba_deriv import coordinate_parents, ltdl_factor, ltdl_solve, acceleration_update, PIVOT_TOL
+from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs, ARR3_T, INDEX_T
+from .aba_deriv import ltdl_solve, acceleration_update, torque_minus_bias, factor_mass_matrix
 from .constraint_deriv import constraint_derivatives
 
 BOOL2_T = types.Array(types.boolean, 2, "C")
@@ -41,13 +39,14 @@ BOOL2_T = types.Array(types.boolean, 2, "C")
 
 def kkt_work_size(nv, rows):
     """Length of the float work buffer of ``constrained_derivatives`` (see kkt_views)."""
-    return 2 * rows + 2 * rows * nv + 2 * rows * rows + nv * nv + 48 + 12 * nv + 84 * nv + 252
+    return 3 * rows + 2 * rows * nv + 2 * rows * rows + nv * nv + 48 + 13 * nv + 84 * nv + 252
 
 
 @njit(cache=True, inline="always")
 def kkt_views(kw, nv, nr):
     """f, bias (nr), A (nr x nv), G (nv x nr), K, L (nr x nr), dATl (nv x nv), sa, sb (8 x 3),
-    Ja, Jb (6 x nv), D (2, nv, 2, 6, 3), dW (2, nv, 6), tv (42, 6), carved from one buffer."""
+    Ja, Jb (6 x nv), D (2, nv, 2, 6, 3), dW (2, nv, 6), tv (42, 6), a0 (nv x 1), rhs (nr x 1),
+    carved from one buffer."""
     o = 0
     f = kw[o:o + nr]
     o += nr
@@ -76,71 +75,26 @@ def kkt_views(kw, nv, nr):
     dW = kw[o:o + 12 * nv].reshape((2, nv, 6))
     o += 12 * nv
     tv = kw[o:o + 252].reshape((42, 6))
-    return f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv
-
-
-@njit(cache=True, fastmath=FASTMATH)
-def spd_factor(K, L):
-    """K = L L^T (lower triangle of L). False when a pivot is at or below RANK_TOL times the largest
-    diagonal entry of K (rank deficient)."""
-    n = K.shape[0]
-    big = 0.0
-    for i in range(n):
-        if K[i, i] > big:
-            big = K[i, i]
-    tol = RANK_TOL * big
-    for j in range(n):
-        s = K[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if not (s > tol):
-            return False
-        L[j, j] = math.sqrt(s)
-        for i in range(j + 1, n):
-            t = K[i, j]
-            for k in range(j):
-                t -= L[i, k] * L[j, k]
-            L[i, j] = t / L[j, j]
-    return True
-
-
-@njit(cache=True, fastmath=FASTMATH)
-def spd_solve(L, X):
-    """X <- (L L^T)^-1 X, every column of X (rows x ncol)."""
-    n = L.shape[0]
-    ncol = X.shape[1]
-    for i in range(n):
-        for k in range(i):
-            t = L[i, k]
-            for c in range(ncol):
-                X[i, c] -= t * X[k, c]
-        d = 1.0 / L[i, i]
-        for c in range(ncol):
-            X[i, c] *= d
-    for i in range(n - 1, -1, -1):
-        for k in range(i + 1, n):
-            t = L[k, i]
-            for c in range(ncol):
-                X[i, c] -= t * X[k, c]
-        d = 1.0 / L[i, i]
-        for c in range(ncol):
-            X[i, c] *= d
+    o += 252
+    a0 = kw[o:o + nv].reshape((nv, 1))
+    o += nv
+    rhs = kw[o:o + nr].reshape((nr, 1))
+    return f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv, a0, rhs
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, types.Array(types.float64, 2, "C"), VEC_T, VEC_T,
              INDEX_T, INDEX_T, BOOL2_T, BOOL_T, VEC_T, VEC_T, ARR3_T, ARR3_T), cache=True, fastmath=FASTMATH)
-def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc, cbody, on, active, a, lam,
+def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc, cbody, on, flags, a, lam,
                             out, lout):
     """Kernel: a = ddq and lam of the constrained forward dynamics (no stabilisation) and
     out[0..2] = d ddq / d(q, dq, tau), lout[0..2] = d lambda / d(q, dq, tau) (module docstring).
     External wrenches from ws[i].fext (body frames). Work: work (rnea_deriv.work_size), kw
-    (kkt_work_size), lamc, cbody (nv ints), on (2 x nv), active (nv). Status: OK, an argument
+    (kkt_work_size), lamc, cbody (nv ints), on (2 x nv), flags (2 nv). Status: OK, an argument
     code (see common), OVERFLOW, COINCIDENT or FLAT_DISK (a degenerate constraint), or
     RANK_DEFICIENT (K or M singular: the caller takes the rank-revealing path)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
-    n = m.shape[0] - 1
     nr = lam.shape[0]
     st = check_vec(q, m[0].nq, 1)
     if st == OK:
@@ -150,7 +104,7 @@ def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc
     if st != OK:
         return st
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
-    f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv = kkt_views(kw, nv, nr)
+    f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv, a0, rhs = kkt_views(kw, nv, nr)
     # 1. the constraint rows
     st = rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb)
     if st != OK:
@@ -159,28 +113,11 @@ def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc
     for k in range(nv):
         a[k] = 0.0
     rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, False, False)
-    a0 = out[2][:, 0:1]      # scratch until step 6
-    for i in range(1, n + 1):
-        mb = m[i]
-        F = bvec[i, F_W]
-        for e in range(mb.nv):
-            x = mb.iv + e
-            s = dvec[x, S_W]
-            a0[x, 0] = tau[x] - (s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3] + s[4] * F[4] + s[5] * F[5])
+    torque_minus_bias(m, bvec, dvec, tau, a0[:, 0])
     # 3. M = L^T D L; a0, G = M^-1 A^T, K = A G, lambda, ddq
-    big = 0.0
-    for k in range(nv):
-        active[k] = True
-        if M[k, k] > big:
-            big = M[k, k]
-    for r in range(nv):
-        if not M[r, r] > PIVOT_TOL * big:
-            return RANK_DEFICIENT
-        for c in range(nv):
-            H[r, c] = M[r, c]
-    coordinate_parents(m, lamc, active, False)
-    if ltdl_factor(H, lamc, active) >= 0:
+    if factor_mass_matrix(m, M, H, lamc, flags[:nv], flags[nv:]) >= 0:
         return RANK_DEFICIENT
+    active = flags[nv:]
     ltdl_solve(H, lamc, active, a0, 1.0)
     for r in range(nr):
         for k in range(nv):
@@ -197,7 +134,6 @@ def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc
             K[j, i] = K[i, j]
     if nr > nv or not spd_factor(K, L):      # more rows than coordinates: K is singular
         return RANK_DEFICIENT
-    rhs = dATl[0:nr, 0:1]      # scratch column (dATl is filled in step 5)
     for i in range(nr):
         s = -bias[i]
         for k in range(nv):
@@ -246,13 +182,5 @@ def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc
                 for r in range(nr):
                     s += G[k, r] * Y[r, c]
                 X[k, c] = s
-    for p in range(3):
-        for r in range(nv):
-            for c in range(nv):
-                if not np.isfinite(out[p, r, c]):
-                    return OVERFLOW
-        for r in range(nr):
-            for c in range(nv):
-                if not np.isfinite(lout[p, r, c]):
-                    return OVERFLOW
-    return OK
+    st = check_outputs(out)
+    return st if st != OK else check_outputs(lout)
