@@ -5,6 +5,9 @@
 - ``rng``: a seeded numpy Generator (fresh per test, so tests are reproducible one by one).
 - ``assert_close(a, b, tol=1e-9, what="")``: norm-wise relative comparison
   |a - b| <= tol * max(1, |b|).
+- ``lines_executed(fn, limit)``: how many Python lines ``fn()`` runs, a deterministic measure of
+  work (the same on a loaded machine); ``assert_linear_work(run)`` compares its increments over
+  three sizes, so growth tests need no timing.
 """
 from __future__ import annotations
 
@@ -32,6 +35,46 @@ def assert_close(a, b, tol=1e-9, what=""):
         idx = list(zip(*worst)) if a.ndim else []
         detail = ", ".join(f"{tuple(int(x) for x in i)}: {a[i]:.6g} vs {b[i]:.6g}" for i in idx)
         raise AssertionError(f"{what}: |a - b| = {err:.3e} > {tol:g} * {ref:.3e}; worst entries {detail}")
+
+
+class WorkLimitExceeded(AssertionError):
+    pass
+
+
+def lines_executed(fn, limit=20_000_000):
+    """(result of fn(), number of Python line events it ran, in every frame it entered).
+
+    A count, not a time: it does not change with the machine's load, so a test can check that work
+    grows linearly with the input (compare two sizes) without a timed assertion. Past `limit` lines
+    it raises WorkLimitExceeded, which turns a hang into a failure."""
+    count = [0]
+
+    def local(frame, event, arg):
+        if event == "line":
+            count[0] += 1
+            if count[0] > limit:
+                raise WorkLimitExceeded(f"more than {limit} Python lines: a hang or a runaway loop")
+        return local
+
+    def tracer(frame, event, arg):
+        return local
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        result = fn()
+    finally:
+        sys.settrace(old)
+    return result, count[0]
+
+
+def assert_linear_work(run, sizes=(500, 1000, 2000)):
+    """run(n) -> work (lines_executed's count) at size n. The work added from sizes[1] to sizes[2]
+    is < 3x the work added from sizes[0] to sizes[1]: 2x when the work is linear in n (fixed costs
+    cancel), 4x for the quadratic part of the work."""
+    w = [run(n) for n in sizes]
+    d1, d2 = w[1] - w[0], w[2] - w[1]
+    assert 0 < d1 and d2 < 3 * d1, f"work (Python lines) at sizes {sizes}: {w}; increments {d1}, {d2}"
 
 
 @functools.lru_cache(maxsize=None)
