@@ -18,8 +18,8 @@ Calls timed (both through Python, as a user calls them):
 Method: timeit with the garbage collector off; `repeat` rounds, each round times `number` calls of
 ours and then of Pinocchio (interleaved, so load from other processes hits both alike). Reported per
 call: best round ("best") and median round ("median"); ratios ours / Pinocchio of each. The target
-is ratio <= 1.5. Both libraries load the same URDF (example-robot-data); the results are checked to
-agree (max relative difference printed) at the benchmarked state, mapped joint by joint by name.
+is ratio <= 1.0 (issue 9: every public call at or below Pinocchio's time). Both libraries load the
+same URDF (example-robot-data); the results are checked to agree (max relative difference printed) at the benchmarked state, mapped joint by joint by name.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # this worktree's engine
 
-TARGET = 1.5
+TARGET = 1.0
 
 ROBOTS = {
     # name: (path under example-robot-data's robots directory, floating base)

@@ -285,10 +285,19 @@ def gravity_forces(model, q):
 
 def coriolis_matrix(model, q, v):
     """C(q, v) with C v = b(q, v) - g(q) and dM/dt - 2 C skew-symmetric:
-    C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i."""
+    C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i (computed in
+    the world frame with subtree sums, O(n d): algorithms/coriolis.py)."""
     C = np.zeros((model.nv, model.nv))
     w = _work(model)
-    _call(_coriolis, model, w.wb_kin, ("q", "v"), (q, v), *w.jac, C, function="coriolis_matrix")
+    try:
+        st = _coriolis(model._mb, w.wb_kin, q, v, *w.jac, C)
+    except ZeroDivisionError:
+        _zero_quaternion(model, ("q",), (q,))
+    except TypeError:
+        _call(_coriolis, model, w.wb_kin, ("q", "v"), (q, v), *w.jac, C, function="coriolis_matrix")
+        return C
+    if st:
+        _raise(model, st, ("q", "v"), (q, v), "coriolis_matrix")
     return C
 
 

@@ -212,8 +212,9 @@ class Workspace:
             ws = np.zeros(n, dtype=WS_DTYPE)
             setattr(self, name, ws)
             setattr(self, "wb_" + name, ws.view(np.uint8))
-        # Coriolis: J_i, dJ_i/dt, I dJ - hbar J (6 x nv) and two 6-vectors
-        self.jac = (np.zeros((n, 6, nv)), np.zeros((n, 6, nv)), np.zeros((6, nv)), np.zeros((2, 6)))
+        # Coriolis (algorithms/coriolis.py): world columns s, ds/dt; subtree sums Ic, Bc; world
+        # twists; one joint's columns of Ic ds + Bc s, Ic s, Bc^T s
+        self.jac = (np.zeros((2, 6, nv)), np.zeros((n, 2, 6, 6)), np.zeros((n, 6)), np.zeros((3, 6, 6)))
 
 
 class Model:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from numba import njit, types
 
-from .algorithms.common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec
-from .algorithms.kinematics import world_poses
+from .algorithms.common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose
+from .algorithms.kinematics import world_poses, path_poses
 from .model import MODEL_DTYPE, WS_DTYPE
 
 ARR3_T = types.Array(types.float64, 3, "C")
@@ -51,7 +51,12 @@ def frame_jacobian(m_bytes, ws_bytes, q, k, P, frame, J):
     st = check_vec(q, m[0].nq, 1)
     if st != OK:
         return st
-    world_poses(m, ws, q)
+    for j in range(1, m.shape[0]):
+        if m[j].nq >= 4:
+            # a ball or free joint off the path too: its zero quaternion is an error here as in
+            # every other call (joint_pose divides by its norm: ZeroDivisionError -> InputError)
+            joint_pose(m[j], ws[j], q, q, False)
+    path_poses(m, ws, q, k)                   # only the joints that move body k matter
     Rk = ws[k].Rw
     pk = ws[k].pw
     # frame pose in the world: R_f = Rk R_P, p_f = pk + Rk p_P

@@ -6,7 +6,7 @@ import pinocchio as pin
 import pytest
 
 import engine
-from engine.spatial import Ad, se3_inv
+from engine.spatial import Ad, se3_inv, skew
 from conftest import assert_close, cached_pair
 
 SEEDS = [0, 1, 2, 3]
@@ -86,6 +86,18 @@ def test_coriolis_matrix_on_ancestor_columns(seed):
           - engine.mass_matrix(model, engine.integrate(model, q, -h * v))) / (2 * h)
     N = dM - 2 * C
     assert_close(N + N.T, np.zeros_like(N), 1e-6, "dM/dt - 2C skew")
+    # entry by entry, the definition C = sum_i J_i^T (I_i dJ_i/dt - hbar(I_i V_i) J_i) in body frames,
+    # with body Jacobians from engine.jacobian and dJ_i/dt by central differences along the motion
+    ref = np.zeros_like(C)
+    for k, name in enumerate(model.body_names, start=1):
+        J = engine.jacobian(model, q, name, "local")
+        dJ = (engine.jacobian(model, engine.integrate(model, q, h * v), name, "local")
+              - engine.jacobian(model, engine.integrate(model, q, -h * v), name, "local")) / (2 * h)
+        I = model.body_inertia(k).matrix()
+        mo, fo = np.split(I @ (J @ v), 2)
+        hbar = np.block([[skew(mo), skew(fo)], [skew(fo), np.zeros((3, 3))]])
+        ref += J.T @ (I @ dJ - hbar @ J)
+    assert_close(C, ref, 1e-7, "C against its definition")
     # entries of two joints on different branches are zero
     joints = model.joints
     anc = {}

@@ -4,25 +4,52 @@ With J_i the body Jacobian of body i (frame {i}) and h_i = I_i V_i its momentum,
     C = sum_i J_i^T (I_i dJ_i/dt - hbar_i J_i),   hbar = [[[m], [f]], [[f], 0]] for h = (m, f),
 because ad*_V h = -hbar V (so C dq is the velocity-product part of b) and hbar is skew-symmetric
 (so dM/dt - 2C = sum_i (dJ_i^T I_i J_i - J_i^T I_i dJ_i) + 2 J_i^T hbar_i J_i is skew).
-Recursively J_i = Ad_{T_i^-1} J_lambda(i) + [S_i] and
-dJ_i/dt = Ad_{T_i^-1} dJ_lambda(i) - ad_{S_i dq_i} Ad_{T_i^-1} J_lambda(i) + [dS_i].
+
+Computed in the world frame, where a joint's Jacobian column is the same for every body it moves.
+With X_i = Ad_{T_0i^-1} (T_0i the world pose of body i), J_i = X_i J^w_i, I^w_i = X_i^T I_i X_i,
+V^w_i = Ad_{T_0i} V_i and d/dt X_i = -ad_{V_i} X_i, the sum becomes
+    C = sum_i J^w_i^T (I^w_i dJ^w_i + B_i J^w_i),   B_i = -I^w_i ad_{V^w_i} - hbar(I^w_i V^w_i),
+where column k of J^w_i is the world column of joint k, s_k = Ad_{T_0k} S_k, for the joints k
+between the ground and i, and column k of dJ^w_i is ds_k/dt = ad_{V^w_k} s_k + Ad_{T_0k} dS_k (it
+depends on k only). Entry (a, b) sums over the bodies moved by both joints, the subtree of the
+deeper one, so with the subtree sums Ic_j = sum I^w_i, Bc_j = sum B_i:
+    C[a, b] = s_a^T (Ic_j ds_b + Bc_j s_b)   for b of joint j, a of j or one of its ancestors;
+    C[b, a] = (Ic_j s_b)^T ds_a + (Bc_j^T s_b)^T s_a   for a of a strict ancestor of j.
+One forward pass (world poses, s, V^w, ds, I^w, B) and one backward pass (subtree sums, then the
+entries of each joint's columns against its ancestors'): O(n d) for a tree of depth d.
 """
 from __future__ import annotations
 
 from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, velocity_pass_body
-from ..spatial import Ad_inv_into, ad_into, mat6_vec
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose,
+                     set_identity_pose, world_pose_body)
+from ..spatial import congruence_add_blocks
 
 ARR3_T = types.Array(types.float64, 3, "C")
+ARR4_T = types.Array(types.float64, 4, "C")
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR3_T, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
-def coriolis(m_bytes, ws_bytes, q, v, J, Jd, A, x, C):
-    """Fill C (nv x nv, zero on entry). J and Jd are (n+1, 6, nv), A (6, nv) and x (2, 6) scratch:
-    nothing is allocated. Only the columns of body i's ancestors (the joints between the ground and
-    i, i included) are visited: J_i and dJ_i/dt are zero in every other column. Status code."""
+@njit(cache=True, inline="always")
+def _world_column(Rw, pw, s, out, k):
+    """out[:, k] = Ad_{T} s for T = (Rw, pw): (R w, p x R w + R v)."""
+    w0 = Rw[0, 0] * s[0] + Rw[0, 1] * s[1] + Rw[0, 2] * s[2]
+    w1 = Rw[1, 0] * s[0] + Rw[1, 1] * s[1] + Rw[1, 2] * s[2]
+    w2 = Rw[2, 0] * s[0] + Rw[2, 1] * s[1] + Rw[2, 2] * s[2]
+    out[0, k] = w0
+    out[1, k] = w1
+    out[2, k] = w2
+    out[3, k] = pw[1] * w2 - pw[2] * w1 + Rw[0, 0] * s[3] + Rw[0, 1] * s[4] + Rw[0, 2] * s[5]
+    out[4, k] = pw[2] * w0 - pw[0] * w2 + Rw[1, 0] * s[3] + Rw[1, 1] * s[4] + Rw[1, 2] * s[5]
+    out[5, k] = pw[0] * w1 - pw[1] * w0 + Rw[2, 0] * s[3] + Rw[2, 1] * s[4] + Rw[2, 2] * s[5]
+
+
+@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR4_T, MAT_T, ARR3_T, MAT_T), cache=True, fastmath=FASTMATH)
+def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
+    """Fill C (nv x nv, zero on entry). Scratch, nothing allocated: cols (2, 6, nv) the world
+    columns s_k and ds_k/dt; comp (n+1, 2, 6, 6) Ic_i and Bc_i; Vw (n+1, 6) the world twists V^w_i;
+    x (3, 6, 6) a joint's columns Ic ds + Bc s, Ic s and Bc^T s. Status code."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
@@ -32,63 +59,135 @@ def coriolis(m_bytes, ws_bytes, q, v, J, Jd, A, x, C):
     if st != OK:
         return st
     n = m.shape[0] - 1
+    s = cols[0]
+    ds = cols[1]
+    set_identity_pose(ws[0])
     for r in range(6):
-        ws[0].V[r] = 0.0
-    col = x[0]
-    tmp = x[1]
+        Vw[0, r] = 0.0
+    # ------------------------------------------------ forward: s_k, V^w_i, ds_k, I^w_i, B_i
     for i in range(1, n + 1):
         mb = m[i]
         wb = ws[i]
-        p = mb.parent
-        velocity_pass_body(mb, wb, ws[p], q, v)
-        # ancestors' columns: J_i col k = X J_p col k; dJ_i col k = X dJ_p col k - ad_{Sv} (X J_p col k)
-        j = p
-        while j > 0:
-            for k in range(m[j].iv, m[j].iv + m[j].nv):
-                Ad_inv_into(wb.R, wb.p, J[p, :, k], col)
-                Ad_inv_into(wb.R, wb.p, Jd[p, :, k], tmp)
-                for r in range(6):
-                    J[i, r, k] = col[r]
-                ad_into(wb.Sv, col, col)
-                for r in range(6):
-                    Jd[i, r, k] = tmp[r] - col[r]
-            j = m[j].parent
-        for jj in range(mb.nv):
+        pb = ws[mb.parent]
+        joint_pose(mb, wb, q, v, True)
+        world_pose_body(wb, pb)
+        Rw = wb.Rw
+        pw = wb.pw
+        iv = mb.iv
+        for j in range(mb.nv):
+            _world_column(Rw, pw, wb.S[:, j], s, iv + j)
+        # V^w_i = V^w_parent + s dq_i
+        W = Vw[i]
+        for r in range(6):
+            t = Vw[mb.parent, r]
+            for j in range(mb.nv):
+                t += s[r, iv + j] * v[iv + j]
+            W[r] = t
+        w0, w1, w2, u0, u1, u2 = W[0], W[1], W[2], W[3], W[4], W[5]
+        for j in range(mb.nv):
+            k = iv + j
+            _world_column(Rw, pw, wb.dS[:, j], ds, k)
+            a0, a1, a2, b0, b1, b2 = s[0, k], s[1, k], s[2, k], s[3, k], s[4, k], s[5, k]
+            ds[0, k] += w1 * a2 - w2 * a1
+            ds[1, k] += w2 * a0 - w0 * a2
+            ds[2, k] += w0 * a1 - w1 * a0
+            ds[3, k] += u1 * a2 - u2 * a1 + w1 * b2 - w2 * b1
+            ds[4, k] += u2 * a0 - u0 * a2 + w2 * b0 - w0 * b2
+            ds[5, k] += u0 * a1 - u1 * a0 + w0 * b1 - w1 * b0
+        Ic = comp[i, 0]
+        Bc = comp[i, 1]
+        for r in range(6):
+            for c in range(6):
+                Ic[r, c] = 0.0
+        congruence_add_blocks(Rw, pw, mb.I, wb.tmp, Ic)       # I^w_i (the subtree sum comes later)
+        # h = I^w V^w = (hm, hf);  B = -I^w ad_V - hbar(h): row r of I ad_V is
+        # (I[r, 0:3] x w + I[r, 3:6] x u, I[r, 3:6] x w)
+        hm0 = hm1 = hm2 = hf0 = hf1 = hf2 = 0.0
+        for c in range(6):
+            hm0 += Ic[0, c] * W[c]
+            hm1 += Ic[1, c] * W[c]
+            hm2 += Ic[2, c] * W[c]
+            hf0 += Ic[3, c] * W[c]
+            hf1 += Ic[4, c] * W[c]
+            hf2 += Ic[5, c] * W[c]
+        for r in range(6):
+            x0, x1, x2 = Ic[r, 0], Ic[r, 1], Ic[r, 2]
+            y0, y1, y2 = Ic[r, 3], Ic[r, 4], Ic[r, 5]
+            Bc[r, 0] = -(x1 * w2 - x2 * w1 + y1 * u2 - y2 * u1)
+            Bc[r, 1] = -(x2 * w0 - x0 * w2 + y2 * u0 - y0 * u2)
+            Bc[r, 2] = -(x0 * w1 - x1 * w0 + y0 * u1 - y1 * u0)
+            Bc[r, 3] = -(y1 * w2 - y2 * w1)
+            Bc[r, 4] = -(y2 * w0 - y0 * w2)
+            Bc[r, 5] = -(y0 * w1 - y1 * w0)
+        # - hbar(h) = -[[[hm], [hf]], [[hf], 0]]
+        Bc[0, 1] += hm2
+        Bc[0, 2] -= hm1
+        Bc[1, 0] -= hm2
+        Bc[1, 2] += hm0
+        Bc[2, 0] += hm1
+        Bc[2, 1] -= hm0
+        Bc[0, 4] += hf2
+        Bc[0, 5] -= hf1
+        Bc[1, 3] -= hf2
+        Bc[1, 5] += hf0
+        Bc[2, 3] += hf1
+        Bc[2, 4] -= hf0
+        Bc[3, 1] += hf2
+        Bc[3, 2] -= hf1
+        Bc[4, 0] -= hf2
+        Bc[4, 2] += hf0
+        Bc[5, 0] += hf1
+        Bc[5, 1] -= hf0
+    # ------------------------------------------------ backward: subtree sums, then the entries
+    F = x[0]
+    G1 = x[1]
+    G2 = x[2]
+    for i in range(n, 0, -1):
+        mb = m[i]
+        Ic = comp[i, 0]
+        Bc = comp[i, 1]
+        iv = mb.iv
+        nvi = mb.nv
+        for j in range(nvi):
+            b = iv + j
             for r in range(6):
-                J[i, r, mb.iv + jj] = wb.S[r, jj]
-                Jd[i, r, mb.iv + jj] = wb.dS[r, jj]
-        # A = I dJ - hbar J with h = I V, on the ancestor columns
-        mat6_vec(mb.I, wb.V, tmp)
-        m0, m1, m2, f0, f1, f2 = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5]
-        j = i
-        while j > 0:
-            for k in range(m[j].iv, m[j].iv + m[j].nv):
+                f = 0.0
+                g1 = 0.0
+                g2 = 0.0
+                for c in range(6):
+                    f += Ic[r, c] * ds[c, b] + Bc[r, c] * s[c, b]
+                    g1 += Ic[r, c] * s[c, b]
+                    g2 += Bc[c, r] * s[c, b]
+                F[r, j] = f
+                G1[r, j] = g1
+                G2[r, j] = g2
+        # the joint's own block, C[a, b] for a, b of joint i
+        for ja in range(nvi):
+            a = iv + ja
+            for j in range(nvi):
+                t = 0.0
                 for r in range(6):
-                    s = 0.0
-                    for c in range(6):
-                        s += mb.I[r, c] * Jd[i, c, k]
-                    A[r, k] = s
-                w0, w1, w2 = J[i, 0, k], J[i, 1, k], J[i, 2, k]
-                u0, u1, u2 = J[i, 3, k], J[i, 4, k], J[i, 5, k]
-                # hbar (w, u) = (m x w + f x u, f x w)
-                A[0, k] -= m1 * w2 - m2 * w1 + f1 * u2 - f2 * u1
-                A[1, k] -= m2 * w0 - m0 * w2 + f2 * u0 - f0 * u2
-                A[2, k] -= m0 * w1 - m1 * w0 + f0 * u1 - f1 * u0
-                A[3, k] -= f1 * w2 - f2 * w1
-                A[4, k] -= f2 * w0 - f0 * w2
-                A[5, k] -= f0 * w1 - f1 * w0
-            j = m[j].parent
-        # C[a, b] += J_i[:, a] . A[:, b] over ancestor columns a, b
-        ja = i
-        while ja > 0:
-            for a in range(m[ja].iv, m[ja].iv + m[ja].nv):
-                jb = i
-                while jb > 0:
-                    for b in range(m[jb].iv, m[jb].iv + m[jb].nv):
-                        s = 0.0
-                        for r in range(6):
-                            s += J[i, r, a] * A[r, b]
-                        C[a, b] += s
-                    jb = m[jb].parent
-            ja = m[ja].parent
+                    t += s[r, a] * F[r, j]
+                C[a, iv + j] = t
+        # against the strict ancestors' columns a: C[a, b] and C[b, a]
+        k = mb.parent
+        while k > 0:
+            for a in range(m[k].iv, m[k].iv + m[k].nv):
+                for j in range(nvi):
+                    t1 = 0.0
+                    t2 = 0.0
+                    for r in range(6):
+                        t1 += s[r, a] * F[r, j]
+                        t2 += G1[r, j] * ds[r, a] + G2[r, j] * s[r, a]
+                    C[a, iv + j] = t1
+                    C[iv + j, a] = t2
+            k = m[k].parent
+        p = mb.parent
+        if p > 0:
+            Icp = comp[p, 0]
+            Bcp = comp[p, 1]
+            for r in range(6):
+                for c in range(6):
+                    Icp[r, c] += Ic[r, c]
+                    Bcp[r, c] += Bc[r, c]
     return OK

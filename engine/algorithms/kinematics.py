@@ -28,6 +28,27 @@ def world_poses(m, ws, q):
         world_pose_body(wb, pb)
 
 
+@njit(cache=True)
+def path_poses(m, ws, q, k):
+    """The world poses of body k and of its ancestors only (the bodies whose joints move k), root
+    first; the other bodies' poses are not touched. The path is found by walking up from k once per
+    level (O(d^2) integer steps for depth d, nothing allocated)."""
+    set_identity_pose(ws[0])
+    depth = 0
+    j = k
+    while j > 0:
+        depth += 1
+        j = m[j].parent
+    for level in range(depth - 1, -1, -1):       # the ancestor `level` steps above k
+        j = k
+        for _ in range(level):
+            j = m[j].parent
+        mb = m[j]
+        wb = ws[j]
+        joint_pose(mb, wb, q, q, False)
+        world_pose_body(wb, ws[mb.parent])
+
+
 @njit(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
 def forward_kinematics(m_bytes, ws_bytes, q, out):
     """out[i] = (R_world_i row-major (9), p_world_i (3)) for i = 0..n."""
