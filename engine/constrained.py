@@ -22,7 +22,8 @@ import numpy as np
 
 from .api import forward_dynamics, hybrid_dynamics, inverse_dynamics, integrate, joint_wrenches, _as_vector, _as_mask, _call, _work
 from .algorithms.response import articulated_response
-from .constraints import constraint_system, active_constraints, Kinematics, _cross
+from .constraints import constraint_system, active_constraints, pack_cached, Kinematics, _cross
+from .loopkernels import constrained_dynamics
 from .errors import InputError
 
 RANK_TOL = 1e-10
@@ -121,8 +122,6 @@ def _compiled(model, q, v, prescribed, a, tau, baumgarte, constraints):
     """(ddq, tau, lambda) from the compiled loop kernels (engine/loopkernels.py), or None: a
     Pfaffian constraint, an argument that needs converting, a rank-deficient or degenerate system,
     or any error; the Python path then handles (and names) it."""
-    from .loopkernels import constrained_dynamics
-    from .constraints import pack_cached
     cs = active_constraints(model, constraints)
     if not cs:
         return None

@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import ModelError, InputError
 from .spatial import so3_log, pose
-from .api import _call, _raise, _work
+from .api import _call, _raise, _work, integrate
 from .algorithms.frames import frame_kinematics
 from .algorithms.kinematics import body_bias
 
@@ -353,7 +353,6 @@ class PfaffianConstraint(Constraint):
         self._bias = bias
 
     def evaluate(self, kin):
-        from .api import integrate
         model, q, v = kin.model, kin.q, kin.v
         A = np.asarray(self._jac(model, q), dtype=float).reshape(self.rows, model.nv)
         if self._bias is not None:

@@ -31,8 +31,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .api import (_as_vector, _as_mask, _raise, _zero_quaternion, _load_fext, integrate, jacobian)
+from .api import (_as_vector, _as_mask, _raise, _zero_quaternion, _load_fext, integrate, jacobian, hybrid_dynamics)
+from .constrained import constrained_forward_dynamics
 from .errors import InputError
+from .constraints import active_constraints, pack_cached, constraint_system
+from .loopkernels import COINCIDENT
 from .layout import WS_DTYPE
 from .algorithms.rnea_deriv import rnea_derivatives as _rnea_d, work_size
 from .algorithms.aba_deriv import aba_derivatives as _aba_d
@@ -199,7 +202,6 @@ def _constraint_terms(model, packed, lam):
                                 Rq, Rv, np.empty((2, nv, 2, 6, 3)), np.empty((2, nv, 6)), np.empty(nv, dtype=np.int64),
                                 np.empty((2, nv), dtype=bool), np.empty((42, 6)))
     if st:
-        from .loopkernels import COINCIDENT
         what = "a distance constraint's two points coincide" if st == COINCIDENT else "a rolling disk lies flat"
         raise InputError(f"q: {what}; the constraint direction is undefined", "q")
     return A, dATl, Rq, Rv
@@ -212,7 +214,6 @@ def _constraint_terms_fd(model, q, v, a, lam, constraints):
     """The same four terms by central differences of ``constraint_system`` on the Lie group (step
     1e-5). Used only for constraints that are not built in (a user's PfaffianConstraint, whose rows
     are a Python callback), and by the tests as a reference for the analytic terms."""
-    from .constraints import constraint_system
     nv = model.nv
     _, A, _, _ = constraint_system(model, q, v, constraints)
     m = A.shape[0]
@@ -262,7 +263,6 @@ def constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=None, const
     constrained acceleration, the multipliers and every derivative, M^-1 applied through its
     tree-sparse factor); a Pfaffian constraint, a rank-deficient K or singular M, or an argument
     that needs converting or naming take the Python composition below."""
-    from .constraints import active_constraints, pack_cached
     cs = active_constraints(model, constraints)
     if not cs:
         nv = model.nv
@@ -315,7 +315,6 @@ def _constrained_compiled(model, q, v, tau, f_ext, packed):
 def _constrained_python(model, q, v, tau, f_ext, constraints, cs, packed):
     """constrained_forward_dynamics_derivatives composed in Python from the compiled pieces (see
     its docstring for the equations)."""
-    from .constrained import constrained_forward_dynamics
     nv = model.nv
     q = _as_vector(q, "q", model.nq)
     v = _as_vector(v, "v", nv)
@@ -408,7 +407,6 @@ def linearize(model, q, v, tau=None, prescribed=None, a=None, dt=None, integrato
     state is not reduced to the constraint manifold, so directions that would open a loop show up
     as extra eigenvalues (zero, or the drift of the unstabilised loop). Joint damping (a passive
     torque of the Simulator) is not included, as in forward_dynamics."""
-    from .constraints import active_constraints
     nv = model.nv
     q = _as_vector(q, "q", model.nq)
     v = _as_vector(v, "v", nv)
@@ -460,9 +458,6 @@ def linearize(model, q, v, tau=None, prescribed=None, a=None, dt=None, integrato
 
 
 def _accel(model, q, v, tau, pres, a):
-    from .api import hybrid_dynamics
-    from .constrained import constrained_forward_dynamics
-    from .constraints import active_constraints
     if active_constraints(model):
         return constrained_forward_dynamics(model, q, v, tau)[0]
     return hybrid_dynamics(model, q, v, pres, a, tau)[0]

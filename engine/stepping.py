@@ -7,7 +7,9 @@ import numpy as np
 
 from .steploop import (advance, advance_limited, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER, DIVERGED, PYTHON_STEP,
                        UNILATERAL_STEP, NPARAMS)
-from .loopkernels import NI, NF
+from .loopkernels import NI, NF, constrained_dynamics
+from .api import _load_fext, _raise
+from .constraints import pack_cached
 from .errors import SimulationDiverged, SingularInertiaError
 from .model import WS_DTYPE
 
@@ -48,7 +50,6 @@ class StepLoop:
 
     def load_fext(self, f_ext):
         """External body wrenches for the next run (None or {} for none)."""
-        from .api import _load_fext
         if self._fext_loaded:
             self.ws["fext"] = 0.0
             self._fext_loaded = False
@@ -97,14 +98,12 @@ class StepLoop:
     def packed_loops(self, active):
         """The compiled description of the active constraints (engine.constraints.pack_cached: packed
         again whenever one was edited); None when one of them is not a built-in kind."""
-        from .constraints import pack_cached
         return pack_cached(active, self.model)
 
     def loop_dynamics(self, packed, q, v, prescribed, a_cmd, tau_in, f_ext, gains):
         """(a, tau, lam) of the constrained (hybrid) dynamics in one compiled call, or None when the
         compiled path declines (rank deficient rows, a degenerate constraint, bad input): the
         caller then takes the Python path, which warns or names the problem."""
-        from .loopkernels import constrained_dynamics
         ci, cf, nrows = packed
         nv = self.model.nv
         self.load_fext(f_ext)
@@ -131,7 +130,6 @@ class StepLoop:
         st = evaluate_laws(self.model._mb, self.ws_gb, float(t), q, v, laws.code, laws.params, laws.base,
                            tau_base, acc_base, tau_cmd, a_cmd)
         if st:
-            from .api import _raise
             _raise(self.model, st, ("q", "v"), (q, v), "input laws")
         return a_cmd, tau_cmd
 
@@ -151,7 +149,6 @@ class StepLoop:
         if st < 0:
             raise SingularInertiaError(m.joints[-st - 1].name)
         if st % 10 == 3:            # the prescription splits a joint (hybrid dynamics' argument 3)
-            from .api import _raise
             _raise(m, st, ("q", "v", "prescribed"), (q, v, prescribed))
         # a stage kernel refused a non-finite intermediate state, or its result overflowed
         big = max(float(np.max(np.abs(self.bad[-2 * m.nv:]), initial=0.0)), 0.0)
