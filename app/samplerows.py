@@ -108,8 +108,7 @@ class StepRows:
                 row[L.dq] = v0
                 row[L.ddq] = sim.a
                 row[L.tau] = sim.tau
-                ke = e.kinetic_energy(model, q0, v0)
-                pe = e.potential_energy(model, q0)
+                ke, pe = e.energies(model, q0, v0)
                 row[L.kinetic] = ke
                 row[L.potential] = pe
                 row[L.total] = ke + pe

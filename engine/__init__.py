@@ -17,7 +17,7 @@ from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, 
 from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
 from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix, bias_forces,
-                  gravity_forces, coriolis_matrix, kinetic_energy, potential_energy,
+                  gravity_forces, coriolis_matrix, kinetic_energy, potential_energy, energies,
                   forward_kinematics, body_poses, frame_pose, jacobian, body_jacobian, world_jacobian,
                   center_of_mass, body_velocities, body_accelerations, joint_wrenches,
                   integrate, difference)
@@ -45,7 +45,7 @@ __all__ = [
     "Revolute", "Prismatic", "Helical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
-    "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy",
+    "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy", "energies",
     "forward_kinematics", "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
     "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "Ground", "Contact",

@@ -316,6 +316,13 @@ def _energies(model, q, v):
     return out
 
 
+def energies(model, q, v):
+    """(kinetic, potential) energy in one pass: kinetic_energy(model, q, v) and
+    potential_energy(model, q) for the price of one call."""
+    out = _energies(model, q, v)
+    return float(out[0]), float(out[1])
+
+
 def kinetic_energy(model, q, v):
     """1/2 v^T M v = sum_i 1/2 V_i^T I_i V_i + 1/2 armature_i v_i^2 (rotor energy, as Pinocchio)."""
     return float(_energies(model, q, v)[0])

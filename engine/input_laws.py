@@ -59,7 +59,7 @@ class InputLaws:
         return self.code >= 10
 
     def is_zero(self):
-        return not np.any(self.code)
+        return not self.code.any()
 
     def set(self, joint, mode="torque", kind="zero", q_now=None, **params):
         """Give joint `joint` the law (mode, kind) with `params` (names of PARAM_NAMES; the others

@@ -57,6 +57,7 @@ from .api import integrate, _world_poses, _work
 from .algorithms.kinematics import body_jacobian as _bjac
 from .constrained import response
 from .constraints import active_constraints, constraint_system
+from .stepping import INTEGRATOR_CODES
 from .contact import ContactGeometry, Contact
 
 from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, PGS_MAX_ITER, PGS_TOL, CONTACT_MARGIN,
@@ -189,7 +190,6 @@ class ContactStepper:
         loop.load_fext(sim.f_ext)
         loop.tv[0] = sim.t
         loop.energy[:] = 0.0
-        from .stepping import INTEGRATOR_CODES
         st = contact_advance(model._mb, loop.wsb, loop.ws_gb, loop.ws_kb, K["ws_m"], q, v, loop.tv, float(sim.dt),
                              int(n), INTEGRATOR_CODES[sim.integrator], prescribed, code, params, base, sim._damping,
                              tau_base, acc_base, loop.a, loop.tau, loop.q_prev, loop.v_prev, loop.bad, *rec,

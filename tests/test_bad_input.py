@@ -36,6 +36,7 @@ def _functions(case):
         "coriolis_matrix": (engine.coriolis_matrix, ("q", "v"), {}),
         "kinetic_energy": (engine.kinetic_energy, ("q", "v"), {}),
         "potential_energy": (engine.potential_energy, ("q",), {}),
+        "energies": (engine.energies, ("q", "v"), {}),
         "forward_kinematics": (engine.forward_kinematics, ("q",), {}),
         "body_poses": (engine.body_poses, ("q",), {}),
         "frame_pose": (lambda m, q: engine.frame_pose(m, q, body), ("q",), {}),
@@ -52,7 +53,7 @@ def _functions(case):
 
 
 FUNCTIONS = ["inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",
-             "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy", "forward_kinematics",
+             "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy", "energies", "forward_kinematics",
              "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian", "center_of_mass", "body_velocities",
              "body_accelerations", "joint_wrenches", "integrate", "difference"]
 # the public functions that take state vectors (engine.api); loaders and classes are tested elsewhere

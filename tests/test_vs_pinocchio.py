@@ -115,6 +115,8 @@ def test_energies(pair, rng):
         assert_close(ke, 0.5 * vp @ (np.triu(Mp) + np.triu(Mp, 1).T) @ vp, TOL, "kinetic energy vs 1/2 v^T M v")
         assert_close(engine.potential_energy(pair.model, q), pin.computePotentialEnergy(pm, pd, qp), TOL,
                      "potential energy")
+        # both from one call (what the app's sample rows use): the same numbers
+        assert engine.energies(pair.model, q, v) == (ke, engine.potential_energy(pair.model, q))
 
 
 @pytest.mark.parametrize("seed", [200, 201, 202])
