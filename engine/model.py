@@ -213,8 +213,8 @@ class Workspace:
             setattr(self, name, ws)
             setattr(self, "wb_" + name, ws.view(np.uint8))
         # Coriolis (algorithms/coriolis.py): world columns s, ds/dt; subtree sums Ic, Bc; world
-        # twists; one joint's columns of Ic ds + Bc s, Ic s, Bc^T s
-        self.jac = (np.zeros((2, 6, nv)), np.zeros((n, 2, 6, 6)), np.zeros((n, 6)), np.zeros((3, 6, 6)))
+        # twists; one joint's columns of Ic ds + Bc s, Ic s, Bc^T s and a body's momentum
+        self.jac = (np.zeros((2, 6, nv)), np.zeros((n, 2, 6, 6)), np.zeros((n, 6)), np.zeros((4, 6, 6)))
 
 
 class Model:

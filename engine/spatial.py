@@ -229,6 +229,57 @@ def _axis_angle_into(a, th, R):
 
 
 @njit(cache=True, inline="always")
+def Ad_column_into(R, p, s, out, k):
+    """out[:, k] = Ad_T s for T = (R, p): (R w, p x R w + R v). A joint's motion column (S in its
+    body frame) as a spatial twist in the frame T is expressed in (the world, for a world pose)."""
+    w0 = R[0, 0] * s[0] + R[0, 1] * s[1] + R[0, 2] * s[2]
+    w1 = R[1, 0] * s[0] + R[1, 1] * s[1] + R[1, 2] * s[2]
+    w2 = R[2, 0] * s[0] + R[2, 1] * s[1] + R[2, 2] * s[2]
+    out[0, k] = w0
+    out[1, k] = w1
+    out[2, k] = w2
+    out[3, k] = p[1] * w2 - p[2] * w1 + R[0, 0] * s[3] + R[0, 1] * s[4] + R[0, 2] * s[5]
+    out[4, k] = p[2] * w0 - p[0] * w2 + R[1, 0] * s[3] + R[1, 1] * s[4] + R[1, 2] * s[5]
+    out[5, k] = p[0] * w1 - p[1] * w0 + R[2, 0] * s[3] + R[2, 1] * s[4] + R[2, 2] * s[5]
+
+
+@njit(cache=True, inline="always")
+def inertia_ad_into(G, V, X):
+    """X = G ad_V for a 6x6 G: row r is (g x w + f x u, f x w) with (g, f) = G[r, :3], G[r, 3:]
+    and V = (w, u)."""
+    w0, w1, w2, u0, u1, u2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    for r in range(6):
+        g0, g1, g2, f0, f1, f2 = G[r, 0], G[r, 1], G[r, 2], G[r, 3], G[r, 4], G[r, 5]
+        X[r, 0] = g1 * w2 - g2 * w1 + f1 * u2 - f2 * u1
+        X[r, 1] = g2 * w0 - g0 * w2 + f2 * u0 - f0 * u2
+        X[r, 2] = g0 * w1 - g1 * w0 + f0 * u1 - f1 * u0
+        X[r, 3] = f1 * w2 - f2 * w1
+        X[r, 4] = f2 * w0 - f0 * w2
+        X[r, 5] = f0 * w1 - f1 * w0
+
+
+@njit(cache=True, inline="always")
+def hbar_sub(h, B):
+    """B -= Hbar(h), Hbar(h) = [[[hm], [hf]], [[hf], 0]] for a wrench h = (hm, hf), the matrix with
+    ad*_V h = -Hbar(h) V."""
+    hm0, hm1, hm2, hf0, hf1, hf2 = h[0], h[1], h[2], h[3], h[4], h[5]
+    B[0, 1] += hm2
+    B[0, 2] -= hm1
+    B[1, 0] -= hm2
+    B[1, 2] += hm0
+    B[2, 0] += hm1
+    B[2, 1] -= hm0
+    for o in (3, 0):
+        r0 = 3 - o     # (r0, o) = (0, 3) for the upper-right block, (3, 0) for the lower-left
+        B[r0 + 0, o + 1] += hf2
+        B[r0 + 0, o + 2] -= hf1
+        B[r0 + 1, o + 0] -= hf2
+        B[r0 + 1, o + 2] += hf0
+        B[r0 + 2, o + 0] += hf1
+        B[r0 + 2, o + 1] -= hf0
+
+
+@njit(cache=True, inline="always")
 def Ad_inv_into(R, p, x, out):
     """out = Ad_{T^-1} x for T = (R, p): (R^T w, R^T (v + w x p)). Maps a parent twist into the child."""
     w0, w1, w2 = x[0], x[1], x[2]

@@ -25,31 +25,18 @@ from numba import njit, types
 from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose,
                      set_identity_pose, world_pose_body)
-from ..spatial import congruence_add_blocks
+from ..spatial import rigid_inertia_to_parent, Ad_column_into, inertia_ad_into, hbar_sub, mat6_vec
 
 ARR3_T = types.Array(types.float64, 3, "C")
 ARR4_T = types.Array(types.float64, 4, "C")
-
-
-@njit(cache=True, inline="always")
-def _world_column(Rw, pw, s, out, k):
-    """out[:, k] = Ad_{T} s for T = (Rw, pw): (R w, p x R w + R v)."""
-    w0 = Rw[0, 0] * s[0] + Rw[0, 1] * s[1] + Rw[0, 2] * s[2]
-    w1 = Rw[1, 0] * s[0] + Rw[1, 1] * s[1] + Rw[1, 2] * s[2]
-    w2 = Rw[2, 0] * s[0] + Rw[2, 1] * s[1] + Rw[2, 2] * s[2]
-    out[0, k] = w0
-    out[1, k] = w1
-    out[2, k] = w2
-    out[3, k] = pw[1] * w2 - pw[2] * w1 + Rw[0, 0] * s[3] + Rw[0, 1] * s[4] + Rw[0, 2] * s[5]
-    out[4, k] = pw[2] * w0 - pw[0] * w2 + Rw[1, 0] * s[3] + Rw[1, 1] * s[4] + Rw[1, 2] * s[5]
-    out[5, k] = pw[0] * w1 - pw[1] * w0 + Rw[2, 0] * s[3] + Rw[2, 1] * s[4] + Rw[2, 2] * s[5]
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR4_T, MAT_T, ARR3_T, MAT_T), cache=True, fastmath=FASTMATH)
 def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
     """Fill C (nv x nv, zero on entry). Scratch, nothing allocated: cols (2, 6, nv) the world
     columns s_k and ds_k/dt; comp (n+1, 2, 6, 6) Ic_i and Bc_i; Vw (n+1, 6) the world twists V^w_i;
-    x (3, 6, 6) a joint's columns Ic ds + Bc s, Ic s and Bc^T s. Status code."""
+    x (4, 6, 6): a joint's columns Ic ds + Bc s, Ic s and Bc^T s, and the body's momentum h
+    (x[3, 0]). Status code."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
@@ -61,6 +48,7 @@ def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
     n = m.shape[0] - 1
     s = cols[0]
     ds = cols[1]
+    h = x[3, 0]
     set_identity_pose(ws[0])
     for r in range(6):
         Vw[0, r] = 0.0
@@ -75,7 +63,7 @@ def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
         pw = wb.pw
         iv = mb.iv
         for j in range(mb.nv):
-            _world_column(Rw, pw, wb.S[:, j], s, iv + j)
+            Ad_column_into(Rw, pw, wb.S[:, j], s, iv + j)
         # V^w_i = V^w_parent + s dq_i
         W = Vw[i]
         for r in range(6):
@@ -86,7 +74,7 @@ def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
         w0, w1, w2, u0, u1, u2 = W[0], W[1], W[2], W[3], W[4], W[5]
         for j in range(mb.nv):
             k = iv + j
-            _world_column(Rw, pw, wb.dS[:, j], ds, k)
+            Ad_column_into(Rw, pw, wb.dS[:, j], ds, k)
             a0, a1, a2, b0, b1, b2 = s[0, k], s[1, k], s[2, k], s[3, k], s[4, k], s[5, k]
             ds[0, k] += w1 * a2 - w2 * a1
             ds[1, k] += w2 * a0 - w0 * a2
@@ -96,48 +84,14 @@ def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
             ds[5, k] += u0 * a1 - u1 * a0 + w0 * b1 - w1 * b0
         Ic = comp[i, 0]
         Bc = comp[i, 1]
+        rigid_inertia_to_parent(Rw, pw, mb.I, Ic)     # I^w_i (the subtree sum comes later)
+        # B = -I^w ad_V - Hbar(h), h = I^w V^w
+        inertia_ad_into(Ic, W, Bc)
         for r in range(6):
             for c in range(6):
-                Ic[r, c] = 0.0
-        congruence_add_blocks(Rw, pw, mb.I, wb.tmp, Ic)       # I^w_i (the subtree sum comes later)
-        # h = I^w V^w = (hm, hf);  B = -I^w ad_V - hbar(h): row r of I ad_V is
-        # (I[r, 0:3] x w + I[r, 3:6] x u, I[r, 3:6] x w)
-        hm0 = hm1 = hm2 = hf0 = hf1 = hf2 = 0.0
-        for c in range(6):
-            hm0 += Ic[0, c] * W[c]
-            hm1 += Ic[1, c] * W[c]
-            hm2 += Ic[2, c] * W[c]
-            hf0 += Ic[3, c] * W[c]
-            hf1 += Ic[4, c] * W[c]
-            hf2 += Ic[5, c] * W[c]
-        for r in range(6):
-            x0, x1, x2 = Ic[r, 0], Ic[r, 1], Ic[r, 2]
-            y0, y1, y2 = Ic[r, 3], Ic[r, 4], Ic[r, 5]
-            Bc[r, 0] = -(x1 * w2 - x2 * w1 + y1 * u2 - y2 * u1)
-            Bc[r, 1] = -(x2 * w0 - x0 * w2 + y2 * u0 - y0 * u2)
-            Bc[r, 2] = -(x0 * w1 - x1 * w0 + y0 * u1 - y1 * u0)
-            Bc[r, 3] = -(y1 * w2 - y2 * w1)
-            Bc[r, 4] = -(y2 * w0 - y0 * w2)
-            Bc[r, 5] = -(y0 * w1 - y1 * w0)
-        # - hbar(h) = -[[[hm], [hf]], [[hf], 0]]
-        Bc[0, 1] += hm2
-        Bc[0, 2] -= hm1
-        Bc[1, 0] -= hm2
-        Bc[1, 2] += hm0
-        Bc[2, 0] += hm1
-        Bc[2, 1] -= hm0
-        Bc[0, 4] += hf2
-        Bc[0, 5] -= hf1
-        Bc[1, 3] -= hf2
-        Bc[1, 5] += hf0
-        Bc[2, 3] += hf1
-        Bc[2, 4] -= hf0
-        Bc[3, 1] += hf2
-        Bc[3, 2] -= hf1
-        Bc[4, 0] -= hf2
-        Bc[4, 2] += hf0
-        Bc[5, 0] += hf1
-        Bc[5, 1] -= hf0
+                Bc[r, c] = -Bc[r, c]
+        mat6_vec(Ic, W, h)
+        hbar_sub(h, Bc)
     # ------------------------------------------------ backward: subtree sums, then the entries
     F = x[0]
     G1 = x[1]

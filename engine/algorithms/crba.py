@@ -16,7 +16,7 @@ from numba import njit
 from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
                      set_identity_pose)
-from ..spatial import rigid_inertia_to_parent
+from ..spatial import rigid_inertia_to_parent, Ad_column_into
 
 
 @njit(cache=True, inline="always")
@@ -32,20 +32,8 @@ def crba_passes(m, ws, q, M):
         p = wb.pw
         Ic = wb.Ih
         rigid_inertia_to_parent(R, p, mb.I, Ic)            # I^w_i
-        Sw = wb.U                                          # S^w_i = Ad_{T_world_i} S_i
-        S = wb.S
-        for j in range(mb.nv):
-            w0 = R[0, 0] * S[0, j] + R[0, 1] * S[1, j] + R[0, 2] * S[2, j]
-            w1 = R[1, 0] * S[0, j] + R[1, 1] * S[1, j] + R[1, 2] * S[2, j]
-            w2 = R[2, 0] * S[0, j] + R[2, 1] * S[1, j] + R[2, 2] * S[2, j]
-            Sw[0, j] = w0
-            Sw[1, j] = w1
-            Sw[2, j] = w2
-            for r in range(3):
-                Sw[3 + r, j] = R[r, 0] * S[3, j] + R[r, 1] * S[4, j] + R[r, 2] * S[5, j]
-            Sw[3, j] += p[1] * w2 - p[2] * w1
-            Sw[4, j] += p[2] * w0 - p[0] * w2
-            Sw[5, j] += p[0] * w1 - p[1] * w0
+        for j in range(mb.nv):                             # S^w_i = Ad_{T_world_i} S_i
+            Ad_column_into(R, p, wb.S[:, j], wb.U, j)
     for i in range(n, 0, -1):
         par = m[i].parent
         if par > 0:

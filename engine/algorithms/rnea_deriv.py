@@ -48,7 +48,7 @@ from ..joints import UNIVERSAL
 from ..layout import MODEL_DTYPE, WS_DTYPE
 from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, check_vec, joint_pose, world_pose_body,
                      set_identity_pose)
-from ..spatial import ad_into, Ad_inv_dual_add
+from ..spatial import ad_into, Ad_inv_dual_add, inertia_ad_into, hbar_sub
 
 ARR3_T = types.Array(types.float64, 3, "C")
 INDEX_T = types.Array(types.int64, 1, "C")
@@ -157,35 +157,11 @@ def world_inertia(mb, R, p, G):
 @njit(cache=True, inline="always")
 def velocity_coupling(G, V, h, X, B):
     """B = -(G ad_V + ad_V^T G) - Hbar(h) with h = G V (X: 6x6 scratch for G ad_V)."""
-    w0, w1, w2, u0, u1, u2 = V[0], V[1], V[2], V[3], V[4], V[5]
-    for r in range(6):
-        g0, g1, g2, f0, f1, f2 = G[r, 0], G[r, 1], G[r, 2], G[r, 3], G[r, 4], G[r, 5]
-        # row r of G ad_V: columns 0..2 are (g x w + f x u), columns 3..5 are (f x w)
-        X[r, 0] = g1 * w2 - g2 * w1 + f1 * u2 - f2 * u1
-        X[r, 1] = g2 * w0 - g0 * w2 + f2 * u0 - f0 * u2
-        X[r, 2] = g0 * w1 - g1 * w0 + f0 * u1 - f1 * u0
-        X[r, 3] = f1 * w2 - f2 * w1
-        X[r, 4] = f2 * w0 - f0 * w2
-        X[r, 5] = f0 * w1 - f1 * w0
+    inertia_ad_into(G, V, X)
     for r in range(6):
         for c in range(6):
             B[r, c] = -(X[r, c] + X[c, r])
-    # Hbar(h) = [[[hm], [hf]], [[hf], 0]]
-    hm0, hm1, hm2, hf0, hf1, hf2 = h[0], h[1], h[2], h[3], h[4], h[5]
-    B[0, 1] += hm2
-    B[0, 2] -= hm1
-    B[1, 0] -= hm2
-    B[1, 2] += hm0
-    B[2, 0] += hm1
-    B[2, 1] -= hm0
-    for o in (3, 0):
-        r0 = 3 - o     # (r0, o) = (0, 3) for the upper-right block, (3, 0) for the lower-left
-        B[r0 + 0, o + 1] += hf2
-        B[r0 + 0, o + 2] -= hf1
-        B[r0 + 1, o + 0] -= hf2
-        B[r0 + 1, o + 2] += hf0
-        B[r0 + 2, o + 0] += hf1
-        B[r0 + 2, o + 1] -= hf0
+    hbar_sub(h, B)
 
 
 @njit(cache=True, inline="always")
