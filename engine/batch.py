@@ -88,6 +88,7 @@ def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, nchunk
         gains = np.zeros(4)
         lam = np.zeros(0)
         energy = np.zeros(3)      # (work, dissipated, external work): not reported by rollouts
+        proj = np.zeros(4)        # loop projections: none (no loops here)
         for i in range(c * N // nchunks, (c + 1) * N // nchunks):
             for k in range(nq):
                 q[k] = Q[i, 0, k]
@@ -97,7 +98,7 @@ def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, nchunk
             seq = TAUS[0] if shared else TAUS[i]
             st = advance(m_bytes, ws, ws_g, q, v, tv, dt, steps, integrator, prescribed, code, params, q,
                          damping, zero, zero, seq, a_out, tau_out, q_prev, v_prev, bad[i], rec_t, Q[i], V[i],
-                         rec_a, rec_tau, done, ws_g, ci, cf, gains, lam, energy)
+                         rec_a, rec_tau, done, ws_g, ci, cf, gains, lam, energy, proj)
             status[i] = st
             n = done[0]
             for k in range(nq):

@@ -739,7 +739,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     gains = np.zeros(4)
     lam0 = np.zeros(0)
     st = _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-                tau_in, a1, tau1, ws_k, no_ci, no_cf, gains, lam0)
+                tau_in, a1, tau1, ws_k, no_ci, no_cf, gains, lam0, lam0)
     if st != OK:
         return st
     P = np.empty((1, 3))
@@ -997,6 +997,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     lam0 = np.zeros(0)
     sub_done = np.zeros(1, dtype=np.int64)
     sub_energy = np.zeros(3)
+    no_proj = np.zeros(4)         # loop projections: none (no loops with a ground)
     no_i = np.zeros(0, dtype=np.int64)
     no_f = np.zeros(0)
     st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
@@ -1035,7 +1036,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             st = advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, span, integrator, prescribed, code, params, base,
                                  damping, tau_base, acc_base, no_seq, a_out, tau_out, q_prev, v_prev, bad,
                                  rec_t, rec_q, rec_v, rec_a, rec_tau, sub_done, ws_k,
-                                 no_ci, no_cf, gains, lam0, sub_energy, lim_q, lim_v, lim_lo, lim_hi, step)
+                                 no_ci, no_cf, gains, lam0, sub_energy, no_proj, lim_q, lim_v, lim_lo, lim_hi, step)
             k_done = sub_done[0]
             if st == OK and has_ground and _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi,
                                                      t1, t2, counts, cb, cx, cd, ckey, cshape, T):

@@ -8,7 +8,8 @@ constraint kinds in one kernel, and constrained forward / hybrid dynamics in one
 
 The rows are those of ``engine.constraints`` (same formulas, world components), read from a packed
 description of the constraints (``pack``). The frame kinematics follow ``algorithms/frames.py``,
-with Table 2's bias pass run once for all bodies. When K is rank deficient (a pivot below
+with Table 2's bias pass run once for all bodies. ``project_into`` moves a state back onto the
+constraints as ``engine.constrained.project_constraints`` does (the step loop's drift correction). When K is rank deficient (a pivot below
 RANK_TOL times the largest diagonal entry) the kernel returns RANK_DEFICIENT and the caller takes the
 rank-revealing Python path, which names the rows in its warning. A user's Pfaffian constraint is not
 packed: models with one use the Python path.
@@ -23,6 +24,7 @@ from numba import njit, types
 from .algorithms.common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, bias_pass
 from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
+from .algorithms.liegroup import integrate
 from .algorithms.response import articulated_response
 from .model import MODEL_DTYPE, WS_DTYPE
 from .spatial import so3_log
@@ -43,6 +45,9 @@ COINCIDENT = 2001        # a distance constraint's two points coincide
 FLAT_DISK = 2002         # a rolling disk lies flat
 RANK_DEFICIENT = 2003    # K is rank deficient: use the rank-revealing path
 RANK_TOL = 1e-10
+NOT_PROJECTED = 2004     # project_into declines: engine.constrained.project_constraints must do it (and warn)
+PROJECT_TOL = 1e-12      # |f| at which the Gauss-Newton iteration stops (project_constraints' tol)
+PROJECT_ITER = 50        # its most steps (project_constraints' max_iter)
 
 
 def pack(constraints, model):
@@ -244,6 +249,54 @@ def rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb):
     return OK
 
 
+@njit(cache=True)
+def loop_work_size(nv, nr):
+    """Length of the float work buffer of ``constrained_dynamics_into`` (see loop_views)."""
+    return 5 * nv + 3 * nr + 3 * nr * nv + 2 * nr * nr + 48 + 12 * nv
+
+
+@njit(cache=True)
+def loop_views(lw, nv, nr):
+    """The scratch arrays of one constrained-dynamics call, as views of lw (loop_work_size floats):
+    a0, tau0, ATl, tau_in, tau_u (nv); f, bias, rhs (nr); A (nr x nv), AT, G (nv x nr), K, L
+    (nr x nr); sa, sb (8 x 3) and Ja, Jb (6 x nv) of the frame states (rows_into)."""
+    o = 0
+    a0 = lw[o:o + nv]
+    o += nv
+    tau0 = lw[o:o + nv]
+    o += nv
+    ATl = lw[o:o + nv]
+    o += nv
+    tau_in = lw[o:o + nv]
+    o += nv
+    tau_u = lw[o:o + nv]
+    o += nv
+    f = lw[o:o + nr]
+    o += nr
+    bias = lw[o:o + nr]
+    o += nr
+    rhs = lw[o:o + nr]
+    o += nr
+    A = lw[o:o + nr * nv].reshape((nr, nv))
+    o += nr * nv
+    AT = lw[o:o + nv * nr].reshape((nv, nr))
+    o += nv * nr
+    G = lw[o:o + nv * nr].reshape((nv, nr))
+    o += nv * nr
+    K = lw[o:o + nr * nr].reshape((nr, nr))
+    o += nr * nr
+    L = lw[o:o + nr * nr].reshape((nr, nr))
+    o += nr * nr
+    sa = lw[o:o + 24].reshape((8, 3))
+    o += 24
+    sb = lw[o:o + 24].reshape((8, 3))
+    o += 24
+    Ja = lw[o:o + 6 * nv].reshape((6, nv))
+    o += 6 * nv
+    Jb = lw[o:o + 6 * nv].reshape((6, nv))
+    return a0, tau0, ATl, tau_in, tau_u, f, bias, rhs, A, AT, G, K, L, sa, sb, Ja, Jb
+
+
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, VEC_T), cache=True)
 def constraint_rows(m_bytes, ws_bytes, q, v, ci, cf, f, A, bias):
     """f (m; NaN on nonholonomic rows), A (m x nv), bias = dA dq (m) of the packed constraints."""
@@ -306,42 +359,35 @@ def spd_solve(L, X):
             X[i, c] /= d
 
 
-@njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, IMAT_T, MAT_T, types.int64, VEC_T,
-             VEC_T, VEC_T, VEC_T), cache=True)
-def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, cf, nrows, gains,
-                         a_out, tau_out, lam):
+@njit(cache=True)
+def constrained_dynamics_into(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, cf, nrows, gains,
+                              a_out, tau_out, lam, lw):
     """Constrained forward dynamics (no joint prescribed) or hybrid dynamics, Kim 2012 Section 3:
     a_out, tau_out (prescribed joints: the torque they need; others: tau) and the multipliers lam
-    (nrows). gains = (use Baumgarte, alpha, beta). tau is the applied torque (damping included)."""
+    (nrows). gains = (use Baumgarte, alpha, beta). tau is the applied torque (damping included).
+    lw: loop_work_size(nv, nrows) floats of scratch (allocation-free)."""
     m = m_bytes.view(MODEL_DTYPE)
     nv = m[0].nv
+    a0, tau0, ATl, tau_in, tau_u, f, bias, rhs, A, AT, G, K, L, sa, sb, Ja, Jb = loop_views(lw, nv, nrows)
     any_p = False
     for k in range(nv):
         if prescribed[k]:
             any_p = True
-    a0 = np.empty(nv)
-    tau0 = np.empty(nv)
     if any_p:
         st = hybrid(m_bytes, ws_dyn, q, v, prescribed, a, tau, a0, tau0)
     else:
         st = aba(m_bytes, ws_dyn, q, v, tau, a0)
     if st != OK:
         return st
-    f = np.empty(nrows)
-    A = np.empty((nrows, nv))
-    bias = np.empty(nrows)
-    st = constraint_rows(m_bytes, ws_kin, q, v, ci, cf, f, A, bias)
+    st = rows_into(m, ws_kin.view(WS_DTYPE), q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb)
     if st != OK:
         return st
-    AT = np.empty((nv, nrows))
     for r in range(nrows):
         for k in range(nv):
             AT[k, r] = A[r, k]
-    G = np.empty((nv, nrows))
     st = articulated_response(m_bytes, ws_dyn, q, prescribed, AT, G)
     if st != OK:
         return st
-    K = np.empty((nrows, nrows))
     for i in range(nrows):
         for j in range(nrows):
             s = 0.0
@@ -353,7 +399,6 @@ def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, 
             s = 0.5 * (K[i, j] + K[j, i])
             K[i, j] = s
             K[j, i] = s
-    rhs = np.empty(nrows)
     for i in range(nrows):
         Av = 0.0
         Aa = 0.0
@@ -366,7 +411,9 @@ def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, 
             if not np.isnan(f[i]):
                 r -= gains[2] * gains[2] * f[i]
         rhs[i] = r - Aa
-    L = np.zeros((nrows, nrows))
+    for i in range(nrows):
+        for j in range(nrows):
+            L[i, j] = 0.0
     if not spd_factor(K, L):
         return RANK_DEFICIENT
     for i in range(nrows):
@@ -380,18 +427,138 @@ def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, 
             a_out[k] = s
             tau_out[k] = tau[k]
         return OK
-    ATl = np.empty(nv)
-    tau_in = np.empty(nv)
     for k in range(nv):
         s = 0.0
         for r in range(nrows):
             s += A[r, k] * lam[r]
         ATl[k] = s
         tau_in[k] = tau[k] if prescribed[k] else tau[k] + s
-    tau_u = np.empty(nv)
     st = hybrid(m_bytes, ws_dyn, q, v, prescribed, a, tau_in, a_out, tau_u)
     if st != OK:
         return st
     for k in range(nv):
         tau_out[k] = tau_u[k] - ATl[k] if prescribed[k] else tau[k]
+    return OK
+
+
+@njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, IMAT_T, MAT_T, types.int64, VEC_T,
+             VEC_T, VEC_T, VEC_T), cache=True)
+def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, cf, nrows, gains,
+                         a_out, tau_out, lam):
+    """``constrained_dynamics_into`` with its work buffer allocated here (one allocation)."""
+    nv = m_bytes.view(MODEL_DTYPE)[0].nv
+    lw = np.empty(loop_work_size(nv, nrows))
+    return constrained_dynamics_into(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, cf, nrows, gains,
+                                     a_out, tau_out, lam, lw)
+
+
+@njit(cache=True)
+def _holonomic_norm(f):
+    s = 0.0
+    for r in range(f.shape[0]):
+        if not np.isnan(f[r]):
+            s += f[r] * f[r]
+    return math.sqrt(s)
+
+
+@njit(cache=True)
+def project_into(m_bytes, ws_dyn, ws_kin, q, v, free, ci, cf, nrows, lw, q_try):
+    """(q, v) moved onto the packed constraints in place, as engine.constrained.project_constraints
+    moves them: Gauss-Newton steps dq = -A^T (A A^T)^-1 f on the holonomic rows (the minimum-norm
+    step; halved until |f| decreases) until |f| <= PROJECT_TOL, then the least kinetic-energy
+    change of v, v - G K^-1 A v with G = M^-1 A^T and K = A G over every row. free: nv False (the
+    response of the whole tree), lw: loop_work_size floats, q_try: nq floats of scratch.
+    NOT_PROJECTED (q, v partly moved: the caller keeps its own copy) when the Python function must
+    do it: rank-deficient rows, a degenerate constraint, no decrease along the step (it shakes the
+    state) or no convergence in PROJECT_ITER steps (it warns)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    ws = ws_kin.view(WS_DTYPE)
+    nv = m[0].nv
+    nq = m[0].nq
+    a0, tau0, y, xi, zero, f, bias, hrow, A, AT, G, K, L, sa, sb, Ja, Jb = loop_views(lw, nv, nrows)
+    dq = tau0
+    if nrows > nv:
+        return NOT_PROJECTED
+    for k in range(nv):
+        zero[k] = 0.0
+    if rows_into(m, ws, q, zero, ci, cf, f, A, bias, sa, sb, Ja, Jb) != OK:
+        return NOT_PROJECTED
+    fn = _holonomic_norm(f)
+    it = 0
+    while not (fn <= PROJECT_TOL):
+        if it == PROJECT_ITER:
+            return NOT_PROJECTED
+        it += 1
+        nh = 0
+        for r in range(nrows):
+            if not np.isnan(f[r]):
+                hrow[nh] = r
+                nh += 1
+        Kh = K.reshape(nrows * nrows)[:nh * nh].reshape((nh, nh))
+        Lh = L.reshape(nrows * nrows)[:nh * nh].reshape((nh, nh))
+        for i in range(nh):
+            ri = int(hrow[i])
+            y[i] = f[ri]
+            for j in range(nh):
+                rj = int(hrow[j])
+                s = 0.0
+                for k in range(nv):
+                    s += A[ri, k] * A[rj, k]
+                Kh[i, j] = s
+                Lh[i, j] = 0.0
+        if not spd_factor(Kh, Lh):
+            return NOT_PROJECTED
+        spd_solve(Lh, y[:nh].reshape((nh, 1)))
+        for k in range(nv):
+            s = 0.0
+            for i in range(nh):
+                s -= A[int(hrow[i]), k] * y[i]
+            dq[k] = s
+        scale = 1.0
+        fn_try = fn
+        for _ in range(8):
+            for k in range(nv):
+                xi[k] = scale * dq[k]
+            st = integrate(m_bytes, q, xi, q_try)
+            if st != OK:
+                return st
+            if rows_into(m, ws, q_try, zero, ci, cf, f, A, bias, sa, sb, Ja, Jb) != OK:
+                return NOT_PROJECTED
+            fn_try = _holonomic_norm(f)
+            if fn_try < fn:
+                break
+            scale *= 0.5
+        if not (fn_try < fn):
+            return NOT_PROJECTED
+        for k in range(nq):
+            q[k] = q_try[k]
+        fn = fn_try
+    # f, A belong to q here; the velocity
+    for r in range(nrows):
+        for k in range(nv):
+            AT[k, r] = A[r, k]
+    st = articulated_response(m_bytes, ws_dyn, q, free, AT, G)
+    if st != OK:
+        return st
+    for i in range(nrows):
+        s = 0.0
+        for k in range(nv):
+            s += A[i, k] * v[k]
+        y[i] = s
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(nv):
+                s += A[i, k] * G[k, j] + A[j, k] * G[k, i]
+            K[i, j] = 0.5 * s
+            K[j, i] = 0.5 * s
+            L[i, j] = 0.0
+            L[j, i] = 0.0
+    if not spd_factor(K, L):
+        return NOT_PROJECTED
+    spd_solve(L, y[:nrows].reshape((nrows, 1)))
+    for k in range(nv):
+        s = v[k]
+        for r in range(nrows):
+            s -= G[k, r] * y[r]
+        v[k] = s
     return OK

@@ -589,6 +589,10 @@ class Simulator:
             self.work += float(loop.energy[0])
             self.dissipated += float(loop.energy[1])
             self.external_work += float(loop.energy[2])
+            if loop.proj[0] > 0.0:          # the compiled loop projected back onto the loops
+                self.loop_projections += int(loop.proj[0])
+                worst = active_constraints(model)[int(loop.proj[2])]     # packed in this order
+                self.last_loop_projection = (float(loop.proj[1]), worst.name, float(loop.proj[3]))
             if laws is not None:
                 nq, nv = model.nq, model.nv
                 self.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()

@@ -37,7 +37,8 @@ from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
 from .algorithms.rnea import rnea
 from .algorithms.liegroup import integrate, difference, dexp_inv_into, LIMIT
-from .loopkernels import constrained_dynamics, constraint_rows, IMAT_T
+from .loopkernels import (constrained_dynamics_into, rows_into, loop_work_size, loop_views, project_into,
+                          IMAT_T, C_ROW, C_ROWS)
 
 INT_T = types.Array(types.int64, 1, "C")
 
@@ -68,9 +69,10 @@ def _bounded(x):
 
 @njit(cache=True)
 def _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-           tau_in, a, tau, ws_k, ci, cf, gains, lam):
+           tau_in, a, tau, ws_k, ci, cf, gains, lam, lw):
     """(a, tau) of one stage: ABA or hybrid dynamics with damping as the passive torque -d v; with
-    closed loops (ci has rows) the constrained dynamics of engine.loopkernels, multipliers in lam."""
+    closed loops (ci has rows) the constrained dynamics of engine.loopkernels, multipliers in lam,
+    lw its work buffer (loopkernels.loop_work_size)."""
     nv = v.shape[0]
     if has_damping:
         for k in range(nv):
@@ -79,8 +81,8 @@ def _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, dampin
         for k in range(nv):
             tau_in[k] = tau_cmd[k]
     if ci.shape[0] > 0:
-        st = constrained_dynamics(m_bytes, ws, ws_k, q, v, prescribed, a_cmd, tau_in, ci, cf, lam.shape[0],
-                                  gains, a, tau, lam)
+        st = constrained_dynamics_into(m_bytes, ws, ws_k, q, v, prescribed, a_cmd, tau_in, ci, cf, lam.shape[0],
+                                       gains, a, tau, lam, lw)
         if st != OK:
             return st
         if not any_prescribed:
@@ -234,8 +236,8 @@ def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base
 @njit(cache=True)
 def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
                     tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
-                    rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, lim_q, lim_v, lim_lo, lim_hi,
-                    rec_off):
+                    rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj, lim_q, lim_v, lim_lo,
+                    lim_hi, rec_off):
     """``advance`` with joint limits watched (engine.unilateral): coordinate q[lim_q[k]] (velocity
     v[lim_v[k]]) lives in [lim_lo[k], lim_hi[k]]. A step that starts with a limit within
     LIMIT_MARGIN + 2 h |v| (the unilateral step's candidate test) or that would end past a limit is
@@ -291,6 +293,9 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
     loops = ci.shape[0] > 0
     lam1 = np.empty(nrows)
     lams = np.empty(nrows)
+    lw = np.empty(loop_work_size(nv, nrows))      # the constrained dynamics' work buffer
+    sa, sb, Ja, Jb = loop_views(lw, nv, nrows)[13:]   # its frame-state rows, reused between steps
+    free = np.zeros(nv, dtype=np.bool_)           # no joint prescribed: the projection's response
     fr = np.empty(nrows)
     Ar = np.empty((nrows, nv))
     br = np.empty(nrows)
@@ -325,7 +330,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             bad[nq + 2 * nv + k] = a_cmd[k]
             bad[nq + 3 * nv + k] = tau_cmd[k]
         st = _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-                    tau_in, a1, tau1, ws_k, ci, cf, gains, lam1)
+                    tau_in, a1, tau1, ws_k, ci, cf, gains, lam1, lw)
         if st != OK:
             return PYTHON_STEP if (loops and st > 2000) else st
         _powers(m_bytes, ws, v, tau1, damping, has_damping, P, 0)
@@ -349,7 +354,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             st = integrate(m_bytes, q, xi, qs)
             if st == OK:
                 st = _stage(m_bytes, ws, qs, vs, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
-                            has_damping, tau_in, a2, taus, ws_k, ci, cf, gains, lams)
+                            has_damping, tau_in, a2, taus, ws_k, ci, cf, gains, lams, lw)
             if st != OK:
                 return PYTHON_STEP if (loops and st > 2000) else st
             _powers(m_bytes, ws, vs, taus, damping, has_damping, P, 1)
@@ -361,7 +366,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             st = integrate(m_bytes, q, xi, qs)
             if st == OK:
                 st = _stage(m_bytes, ws, qs, vs, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
-                            has_damping, tau_in, a3, taus, ws_k, ci, cf, gains, lams)
+                            has_damping, tau_in, a3, taus, ws_k, ci, cf, gains, lams, lw)
             if st != OK:
                 return PYTHON_STEP if (loops and st > 2000) else st
             _powers(m_bytes, ws, vs, taus, damping, has_damping, P, 2)
@@ -373,7 +378,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             st = integrate(m_bytes, q, xi, qs)
             if st == OK:
                 st = _stage(m_bytes, ws, qs, vs, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
-                            has_damping, tau_in, a4, taus, ws_k, ci, cf, gains, lams)
+                            has_damping, tau_in, a4, taus, ws_k, ci, cf, gains, lams, lw)
             if st != OK:
                 return PYTHON_STEP if (loops and st > 2000) else st
             _powers(m_bytes, ws, vs, taus, damping, has_damping, P, 3)
@@ -397,7 +402,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             if x < lim_lo[k] or x > lim_hi[k]:
                 return UNILATERAL_STEP
         if loops:
-            st = constraint_rows(m_bytes, ws_k, q_new, zero, ci, cf, fr, Ar, br)
+            st = rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb)
             if st != OK:
                 return PYTHON_STEP
             res = 0.0
@@ -405,7 +410,29 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
                 if not np.isnan(fr[r]):
                     res += fr[r] * fr[r]
             if not (math.sqrt(res) <= gains[3]):
-                return PYTHON_STEP
+                # drifted: project back (as Simulator._keep_loops_closed), noting the worst loop
+                worst, worst_sq = 0, -1.0
+                for c in range(ci.shape[0]):
+                    s = 0.0
+                    for r in range(ci[c, C_ROW], ci[c, C_ROW] + ci[c, C_ROWS]):
+                        if not np.isnan(fr[r]):
+                            s += fr[r] * fr[r]
+                    if s > worst_sq:
+                        worst, worst_sq = c, s
+                if project_into(m_bytes, ws, ws_k, q_new, v_new, free, ci, cf, nrows, lw, qs) != OK:
+                    return PYTHON_STEP
+                if rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb) != OK:
+                    return PYTHON_STEP
+                after = 0.0
+                for r in range(nrows):
+                    if not np.isnan(fr[r]):
+                        after += fr[r] * fr[r]
+                if not (math.sqrt(after) <= gains[3]):
+                    return PYTHON_STEP        # the Python step raises LoopFailure naming the loop
+                proj[0] += 1.0
+                proj[1] = t + h
+                proj[2] = worst
+                proj[3] = math.sqrt(res)
             for r in range(nrows):
                 lam_out[r] = lam1[r]
         if record:
@@ -439,11 +466,11 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
 
 @njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
              BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
-             VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T, VEC_T),
+             VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T),
       cache=True)
 def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
             tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
-            rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy):
+            rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj):
     """Advance (tv[0], q, v) by n steps of dt in place. ws is the dynamics workspace (its fext rows
     hold the external wrenches for the whole call), ws_g the gravity-compensation workspace.
     After each step a_out, tau_out hold that step's a1 and tau (inputs at its start), q_prev, v_prev
@@ -456,10 +483,14 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
     lam_out receives the last step's multipliers. energy (3) accumulates the work of the actuators,
     the energy dissipated by damping and the work of the external wrenches over the steps taken,
     integrated with the same weights as the state (as the Python step does). A step whose loop rows are rank deficient or
-    degenerate, or after which the residual |f(q)| exceeds the tolerance, is not taken: PYTHON_STEP
-    (the Python step warns, projects or names the loop)."""
+    degenerate is not taken: PYTHON_STEP (the Python step warns or names the loop). After a step whose
+    residual |f(q)| exceeds the tolerance (q, v) are projected back onto the loops
+    (loopkernels.project_into; proj = (projections, t, index of the worst constraint in ci, its
+    residual before) of the last one, the count accumulating); when that needs Python (rank-deficient
+    rows, no convergence) or leaves the residual above the tolerance, PYTHON_STEP."""
     no_i = np.zeros(0, dtype=np.int64)
     no_f = np.zeros(0)
     return advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
                            tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
-                           rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, no_i, no_i, no_f, no_f, 0)
+                           rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj, no_i, no_i, no_f, no_f,
+                           0)

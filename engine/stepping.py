@@ -45,6 +45,7 @@ class StepLoop:
         self.loop_gains = np.zeros(4)
         self.lam = np.zeros(0)
         self.energy = np.zeros(3)      # work, dissipated, external work over the last run()
+        self.proj = np.zeros(4)        # loop projections over the last run(), and the last one's (t, worst, residual)
         self._fext_loaded = False
         self.no_rec = (np.zeros(0), np.zeros((0, nq)), np.zeros((0, nv)), np.zeros((0, nv)), np.zeros((0, nv)))
 
@@ -85,10 +86,11 @@ class StepLoop:
         g[0], g[1], g[2] = (0.0, 0.0, 0.0) if gains is None else (1.0, gains[0], gains[1])
         g[3] = tol
         self.energy[:] = 0.0
+        self.proj[:] = 0.0
         args = (m._mb, self.wsb, self.ws_gb, q, v, self.tv, float(dt), int(n), INTEGRATOR_CODES[integrator],
                 prescribed, code, params, base, damping, tau_base, acc_base,
                 self.no_seq if tau_seq is None else tau_seq, self.a, self.tau, self.q_prev, self.v_prev,
-                self.bad, *rec, self.done, self.ws_kb, ci, cf, g, self.lam, self.energy)
+                self.bad, *rec, self.done, self.ws_kb, ci, cf, g, self.lam, self.energy, self.proj)
         if limits is None:
             st = advance(*args)
         else:

@@ -9,7 +9,8 @@ import engine
 from engine import catalog
 from engine.constraints import active_constraints
 from engine.constrained import _forward_python, _hybrid_python
-from engine.loopkernels import pack, constraint_rows, constrained_dynamics, RANK_DEFICIENT
+from engine.loopkernels import (pack, constraint_rows, constrained_dynamics, project_into, loop_work_size, RANK_DEFICIENT,
+                                NOT_PROJECTED)
 from conftest import assert_close
 from loop_models import LINKAGES, linkage, random_closed_pair, CLOSURE_KINDS
 
@@ -139,6 +140,91 @@ def test_simulation_with_compiled_loops_equals_the_python_path(name):
     assert_close(a.q, b.q, 1e-9, f"{name} q after 0.2 s")
     assert_close(a.v, b.v, 1e-8, f"{name} v after 0.2 s")
     assert_close(a.lam, b.lam, 1e-7, f"{name} lambda")
+
+
+def compiled_projection(model, q, v, constraints):
+    ci, cf, m = pack(constraints, model)
+    nv = model.nv
+    q, v = q.copy(), v.copy()
+    ws1 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    ws2 = ws1.copy()
+    lw = np.full(loop_work_size(nv, m), np.nan)      # scratch need not be clean
+    st = project_into(model._mb, ws1, ws2, q, v, np.zeros(nv, bool), ci, cf, m, lw, np.empty(model.nq))
+    return st, q, v
+
+
+def check_projection(model, q, v, cs, what):
+    st, qc, vc = compiled_projection(model, q, v, cs)
+    assert st == 0, (what, st)
+    qp, vp = engine.project_constraints(model, q, v, cs)
+    assert_close(qc, qp, 1e-11, f"{what} projected q")
+    assert_close(vc, vp, 1e-10, f"{what} projected v")
+    assert engine.constraint_residual(model, qc, cs) <= 1e-12
+    f, A, _, _ = engine.constraint_system(model, qc, vc, cs)
+    assert np.abs(A @ vc).max() <= 1e-10 * (1.0 + np.abs(v).max()), f"{what}: A v after"
+    return qc
+
+
+@pytest.mark.parametrize("name", LINKAGES)
+def test_compiled_projection_equals_project_constraints(name):
+    """loopkernels.project_into (the step loop's drift correction) against the Python function, from
+    states pushed off the loops."""
+    model = linkage(name)
+    cs = active_constraints(model)
+    rng = np.random.default_rng(21)
+    for k in range(4):
+        q, v, _ = state(model, rng)
+        q = engine.integrate(model, q, 10.0 ** -(k + 2) * rng.normal(size=model.nv))
+        assert engine.constraint_residual(model, q, cs) > 1e-9
+        check_projection(model, q, v, cs, name)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_projection_on_random_trees_with_every_closure_kind(seed):
+    pair, cs, q0 = random_closed_pair(seed)
+    model = pair.model
+    rng = np.random.default_rng(seed)
+    q, v = engine.project_constraints(model, q0, rng.normal(size=model.nv), cs)
+    q = engine.integrate(model, q, 1e-3 * rng.normal(size=model.nv))
+    check_projection(model, q, v, cs, f"seed {seed}")
+
+
+def test_compiled_projection_declines_what_python_must_do():
+    """Redundant rows (the four-bar closed by a 3D point in its plane): the kernel declines and the
+    Python function projects and names the rows."""
+    model = linkage("four_bar").clone()
+    c = active_constraints(model)[0]
+    point = engine.PointConstraint("closure3d", c.link_a, c.link_b, frame_a=c.frame_a, frame_b=c.frame_b)
+    point.bind(model)
+    q, v, _ = state(model, np.random.default_rng(3))
+    st, _, _ = compiled_projection(model, q, v, [point])
+    assert st == NOT_PROJECTED
+
+
+@pytest.mark.parametrize("name", LINKAGES)
+def test_steps_that_drift_project_in_the_compiled_loop(name):
+    """Semi-implicit Euler lets the loops drift past the tolerance: the compiled loop projects (no
+    step in Python) and ends where the Python step ends, with the same projections reported."""
+    model = linkage(name)
+    q0, v0 = catalog.initial_state(model)
+    out = []
+    for compiled in (True, False):
+        sim = engine.Simulator(model, dt=2e-3, integrator="semi_implicit_euler", q=q0, v=v0, joint_limits=False)
+        sim.loop_tolerance = 1e-5 * model.characteristic_length()
+        python_steps = []
+        step_once = sim._step_once
+        sim._step_once = lambda: (python_steps.append(sim.t), step_once())
+        if not compiled:
+            sim._steploop().packed_loops = lambda active, fresh=False: None
+        sim.step(250)
+        out.append((sim, len(python_steps)))
+    (a, na), (b, nb) = out
+    assert na == 0 and nb == 250
+    assert a.loop_projections == b.loop_projections > 0, (a.loop_projections, b.loop_projections)
+    assert a.last_loop_projection[:2] == b.last_loop_projection[:2]
+    assert_close(a.last_loop_projection[2], b.last_loop_projection[2], 1e-6, "residual before")
+    assert_close(a.q, b.q, 1e-9, f"{name} q")
+    assert_close(a.v, b.v, 1e-8, f"{name} v")
 
 
 @pytest.mark.parametrize("name", LINKAGES)
