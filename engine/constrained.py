@@ -23,7 +23,7 @@ import numpy as np
 from .api import forward_dynamics, hybrid_dynamics, inverse_dynamics, integrate, joint_wrenches, _as_vector, _as_mask, _call, _work
 from .algorithms.response import articulated_response
 from .constraints import constraint_system, active_constraints, pack_cached, Kinematics, _cross
-from .loopkernels import constrained_dynamics
+from .loopkernels import constrained_dynamics, project_into, loop_work_size, PROJECT_TOL, PROJECT_ITER
 from .errors import InputError
 
 RANK_TOL = 1e-10
@@ -264,6 +264,35 @@ def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=
     nv = model.nv
     q = _as_vector(q, "q", model.nq).copy()
     v = np.zeros(nv) if v is None else _as_vector(v, "v", nv).copy()
+    if tol == PROJECT_TOL and max_iter == PROJECT_ITER:      # the kernel's own stopping rule
+        done = _project_compiled(model, q, v, constraints)
+        if done is not None:
+            return done
+    return _project_python(model, q, v, constraints, tol, max_iter)
+
+
+def _project_compiled(model, q, v, constraints):
+    """project_constraints in one kernel call (loopkernels.project_into: the same steps, as the
+    step loop takes them), or None when it declines (a Pfaffian constraint, redundant rows, no
+    decrease along a step, no convergence): the Python iteration then shakes, warns and names."""
+    cs = active_constraints(model, constraints)
+    packed = pack_cached(cs, model) if cs else None
+    if packed is None:
+        return None
+    ci, cf, m = packed
+    w = model._work()
+    qp, vp = q.copy(), v.copy()
+    try:
+        st = project_into(model._mb, w.wb_hd, w.wb_kin, qp, vp, np.zeros(model.nv, dtype=bool), ci, cf, m,
+                          np.empty(loop_work_size(model.nv, m)), np.empty(model.nq))
+    except (TypeError, ZeroDivisionError, ValueError):
+        return None
+    return (qp, vp) if st == 0 else None
+
+
+def _project_python(model, q, v, constraints=None, tol=1e-12, max_iter=50):
+    """project_constraints' iteration in Python (numpy's least squares and eigen-solver)."""
+    nv = model.nv
     zero = np.zeros(nv)
     rng = None
 
