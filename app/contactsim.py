@@ -102,36 +102,45 @@ class ContactChannels:
                            limit_items))
         layout.extra_groups = tuple(groups)
         layout.contact = self
-        self._index = {b: k for k, b in enumerate(self.bodies)}
+        self._channel = np.full(model.nbodies + 1, -1, dtype=np.intp)    # body index -> contact body k (-1: none)
+        for k, b in enumerate(self.bodies):
+            self._channel[model.body_index(b)] = k
         self._nt = np.zeros((len(self.bodies), 2))
         self.q_stepped = np.full(model.nq, np.nan)
         self._nt_cols = np.array([c for b in self.bodies for c in self.body_cols[b]], dtype=np.intp)
 
     def fill(self, row, sim):
-        """Write this step's contact and limit columns of a sample row."""
+        """Write this step's contact and limit columns of a sample row: per contact body the sum of
+        its contacts' normal forces and of the magnitudes of their tangential (friction) forces,
+        and the total force."""
         self.q_stepped[:] = sim.q         # the state the contacts belong to (a pose edit makes them stale)
-        contacts = sim.contacts
-        if contacts:
+        arrays = sim.contact_arrays() if hasattr(sim, "contact_arrays") else self._arrays(sim.contacts)
+        bodies, _, normals, forces, _ = arrays
+        if len(bodies):
+            fn = forces[:, 0] * normals[:, 0] + forces[:, 1] * normals[:, 1] + forces[:, 2] * normals[:, 2]
+            ft = forces - fn[:, None] * normals
+            ftn = np.sqrt(ft[:, 0] * ft[:, 0] + ft[:, 1] * ft[:, 1] + ft[:, 2] * ft[:, 2])
+            ch = self._channel[bodies]
+            mine = ch >= 0
+            nb = len(self.bodies)
             nt = self._nt
-            nt[:] = 0.0
-            total = np.zeros(3)
-            idx = self._index
-            for c in contacts:
-                f = c.force
-                total += f
-                k = idx.get(c.body)
-                if k is None:
-                    continue
-                fn = float(f @ c.normal)
-                nt[k, 0] += fn
-                ft = f - fn * c.normal
-                nt[k, 1] += float(np.sqrt(ft @ ft))
+            nt[:, 0] = np.bincount(ch[mine], weights=fn[mine], minlength=nb)
+            nt[:, 1] = np.bincount(ch[mine], weights=ftn[mine], minlength=nb)
             row[self._nt_cols] = nt.reshape(-1)
-            row[self.total] = total
+            row[self.total] = forces.sum(axis=0)
         else:
             row[self.contact_cols] = 0.0
         if len(self.limit_cols):
             row[self.limit_cols] = sim.limit_forces[self.limit_v]
+
+    def _arrays(self, contacts):
+        """(body indices, points, normals, forces, penetrations) of a list of engine Contacts."""
+        k = len(contacts)
+        index = self.model.body_index
+        return (np.array([index(c.body) for c in contacts], dtype=np.intp),
+                np.array([c.point for c in contacts], dtype=float).reshape(k, 3),
+                np.array([c.normal for c in contacts], dtype=float).reshape(k, 3),
+                np.array([c.force for c in contacts], dtype=float).reshape(k, 3), np.zeros(k))
 
     def on_limit(self, q, limit_forces):
         """Names of the joints sitting on (or past) a limit: within ON_LIMIT_TOL of a bound, or

@@ -69,6 +69,7 @@ from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailu
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
 from .stepping import StepLoop, PYTHON_STEP, UNILATERAL_STEP
+from .contact import Contact
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
@@ -126,6 +127,43 @@ class Simulator:
         self.reset()
 
     # ------------------------------------------------------------------ settings (checked on assignment)
+    @property
+    def contacts(self):
+        """The last step's active contacts (list of engine.contact.Contact). After a compiled step
+        they are built from its arrays on first access (``contact_arrays`` reads them directly)."""
+        if self._contacts is None:
+            bodies, points, normals, forces, pens = self._contact_arrays
+            names = self.model.body_names
+            self._contacts = [Contact(names[int(b) - 1], points[k].copy(), normals[k].copy(), forces[k].copy(),
+                                      float(pens[k])) for k, b in enumerate(bodies)]
+        return self._contacts
+
+    @contacts.setter
+    def contacts(self, value):
+        self._contacts = list(value)
+        self._contact_arrays = None
+
+    def _set_contact_arrays(self, bodies, points, normal, forces, pens):
+        """The compiled step's contacts: body indices (1-based), points, the ground normal, forces and
+        penetrations (arrays the simulator keeps); ``contacts`` lists them when asked."""
+        self._contacts = None
+        self._contact_arrays = (bodies, points, np.broadcast_to(normal, points.shape), forces, pens)
+
+    def contact_arrays(self):
+        """The last step's contacts as arrays (body indices, 1-based (k,); points (k, 3); normals (k, 3);
+        forces (k, 3); penetrations (k,)), the same numbers as ``contacts`` without building a list
+        (other bodies than the ground are not told apart here)."""
+        if self._contact_arrays is None:
+            cs = self._contacts
+            k = len(cs)
+            index = self.model.body_index
+            self._contact_arrays = (np.array([index(c.body) for c in cs], dtype=np.int64),
+                                    np.array([c.point for c in cs], dtype=float).reshape(k, 3),
+                                    np.array([c.normal for c in cs], dtype=float).reshape(k, 3),
+                                    np.array([c.force for c in cs], dtype=float).reshape(k, 3),
+                                    np.array([c.penetration for c in cs], dtype=float).reshape(k))
+        return self._contact_arrays
+
     @property
     def dt(self):
         """Time step (s), positive and finite."""

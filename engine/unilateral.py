@@ -210,10 +210,9 @@ class ContactStepper:
                 nq, nv = model.nq, model.nv
                 sim.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
                 sim.tau_cmd = loop.bad[nq + 3 * nv:].copy()
-            names = model.body_names
-            nrm = gnd[:3].copy()
-            sim.contacts = [Contact(names[int(K["c_body"][k]) - 1], K["c_point"][k].copy(), nrm.copy(),
-                                    K["c_force"][k].copy(), float(K["c_pen"][k])) for k in range(int(st_i[I_NCON]))]
+            nc = int(st_i[I_NCON])
+            sim._set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), gnd[:3].copy(),
+                                    K["c_force"][:nc].copy(), K["c_pen"][:nc].copy())
             sim.limit_forces = K["limit_forces"].copy()
             self.warm = {}
             stats.update(rows=int(st_i[I_ROWS]), iterations=int(st_i[I_ITER]), polished=bool(st_i[I_POLISHED]),
