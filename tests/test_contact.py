@@ -206,6 +206,15 @@ def test_compiled_contact_step_matches_the_python_step(scene):
             assert np.abs(ca.force - cb.force).max() < 1e-6 * max(1.0, np.abs(cb.force).max())
         assert abs(a.work - b.work) < 1e-9 and abs(a.dissipated - b.dissipated) < 1e-9
         assert a.contact_stats["rows"] == b.contact_stats["rows"]
+        # the compiled step's arrays and the Python step's list describe their contacts alike
+        for sim in (a, b):
+            bodies, points, normals, forces, pens = sim.contact_arrays()
+            assert len(bodies) == len(sim.contacts)
+            for k, c in enumerate(sim.contacts):
+                assert sim.model.body_names[bodies[k] - 1] == c.body
+                assert np.array_equal(points[k], c.point) and np.array_equal(normals[k], c.normal)
+                assert np.array_equal(forces[k], c.force) and pens[k] == c.penetration
+    assert scene == "limit" or len(a.contacts) > 0       # the comparison above had contacts to compare
 
 
 def test_limits_can_be_switched_off():
