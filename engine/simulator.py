@@ -146,8 +146,10 @@ class Simulator:
     def _set_contact_arrays(self, bodies, points, normal, forces, pens):
         """The compiled step's contacts: body indices (1-based), points, the ground normal, forces and
         penetrations (arrays the simulator keeps); ``contacts`` lists them when asked."""
+        normals = np.empty(points.shape)
+        normals[:] = normal
         self._contacts = None
-        self._contact_arrays = (bodies, points, np.broadcast_to(normal, points.shape), forces, pens)
+        self._contact_arrays = (bodies, points, normals, forces, pens)
 
     def contact_arrays(self):
         """The last step's contacts as arrays (body indices, 1-based (k,); points (k, 3); normals (k, 3);
