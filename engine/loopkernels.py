@@ -297,6 +297,16 @@ def loop_views(lw, nv, nr):
     return a0, tau0, ATl, tau_in, tau_u, f, bias, rhs, A, AT, G, K, L, sa, sb, Ja, Jb
 
 
+@njit(cache=True)
+def project_views(lw, nv, nr):
+    """The scratch arrays of ``project_into``, carved from the same buffer as loop_views' (the two
+    never run at once): the Gauss-Newton step dq, its scaled copy xi, the solve's right-hand side
+    y, a zero velocity (nv each), the holonomic row indices hrow (nr, as floats), and f, bias, A,
+    AT, G, K, L and the frame-state rows as in loop_views."""
+    dq, xi, y, zero, _, f, bias, hrow, A, AT, G, K, L, sa, sb, Ja, Jb = loop_views(lw, nv, nr)
+    return dq, xi, y, zero, hrow, f, bias, A, AT, G, K, L, sa, sb, Ja, Jb
+
+
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, VEC_T), cache=True)
 def constraint_rows(m_bytes, ws_bytes, q, v, ci, cf, f, A, bias):
     """f (m; NaN on nonholonomic rows), A (m x nv), bias = dA dq (m) of the packed constraints."""
@@ -475,8 +485,7 @@ def project_into(m_bytes, ws_dyn, ws_kin, q, v, free, ci, cf, nrows, lw, q_try):
     ws = ws_kin.view(WS_DTYPE)
     nv = m[0].nv
     nq = m[0].nq
-    a0, tau0, y, xi, zero, f, bias, hrow, A, AT, G, K, L, sa, sb, Ja, Jb = loop_views(lw, nv, nrows)
-    dq = tau0
+    dq, xi, y, zero, hrow, f, bias, A, AT, G, K, L, sa, sb, Ja, Jb = project_views(lw, nv, nrows)
     if nrows > nv:
         return NOT_PROJECTED
     for k in range(nv):
