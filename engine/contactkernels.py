@@ -743,7 +743,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     if st != OK:
         return st
     P = np.empty((1, 3))
-    _powers(m_bytes, ws, v, tau1, damping, has_damping, P, 0)
+    _powers(m_bytes, ws, v, tau1, damping, has_damping, P, np.int64(0))
     v_free = np.empty(nv)
     for k in range(nv):
         v_free[k] = v[k] + h * a1[k]
@@ -949,6 +949,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     for k in range(nv):
         if damping[k] != 0.0:
             has_damping = True
+    any_prescribed = np.bool_(any_prescribed)     # plain bools: one compile of contact_step and _stage
+    has_damping = np.bool_(has_damping)
     has_ground = gnd[6] != 0.0
     n_ground = gnd[:3]
     flags = _law_flags(code)
@@ -1036,7 +1038,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             st = advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, span, integrator, prescribed, code, params, base,
                                  damping, tau_base, acc_base, no_seq, a_out, tau_out, q_prev, v_prev, bad,
                                  rec_t, rec_q, rec_v, rec_a, rec_tau, sub_done, ws_k,
-                                 no_ci, no_cf, gains, lam0, sub_energy, no_proj, lim_q, lim_v, lim_lo, lim_hi, step)
+                                 no_ci, no_cf, gains, lam0, sub_energy, no_proj, lim_q, lim_v, lim_lo, lim_hi,
+                                 np.int64(step))     # int64, not the literal 0 of its first value
             k_done = sub_done[0]
             if st == OK and has_ground and _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi,
                                                      t1, t2, counts, cb, cx, cd, ckey, cshape, T):

@@ -255,6 +255,10 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
     for k in range(nv):
         if damping[k] != 0.0:
             has_damping = True
+    # plain bools, not literals: a variable that starts as the constant False makes numba compile
+    # every callee twice (once for Literal[bool](False), once for bool)
+    any_prescribed = np.bool_(any_prescribed)
+    has_damping = np.bool_(has_damping)
     flags = _law_flags(code)
     any_law = flags[4]
     record = rec_t.shape[0] >= rec_off + n
@@ -333,7 +337,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
                     tau_in, a1, tau1, ws_k, ci, cf, gains, lam1, lw)
         if st != OK:
             return PYTHON_STEP if (loops and st > 2000) else st
-        _powers(m_bytes, ws, v, tau1, damping, has_damping, P, 0)
+        _powers(m_bytes, ws, v, tau1, damping, has_damping, P, np.int64(0))
         if integrator == EULER:
             for k in range(nv):
                 xi[k] = h * v[k]
@@ -357,7 +361,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
                             has_damping, tau_in, a2, taus, ws_k, ci, cf, gains, lams, lw)
             if st != OK:
                 return PYTHON_STEP if (loops and st > 2000) else st
-            _powers(m_bytes, ws, vs, taus, damping, has_damping, P, 1)
+            _powers(m_bytes, ws, vs, taus, damping, has_damping, P, np.int64(1))
             dexp_inv_into(m_bytes, xi, vs, d2, x6, g6, b12)
             # stage 3
             for k in range(nv):
@@ -369,7 +373,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
                             has_damping, tau_in, a3, taus, ws_k, ci, cf, gains, lams, lw)
             if st != OK:
                 return PYTHON_STEP if (loops and st > 2000) else st
-            _powers(m_bytes, ws, vs, taus, damping, has_damping, P, 2)
+            _powers(m_bytes, ws, vs, taus, damping, has_damping, P, np.int64(2))
             dexp_inv_into(m_bytes, xi, vs, d3, x6, g6, b12)
             # stage 4
             for k in range(nv):
@@ -381,7 +385,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
                             has_damping, tau_in, a4, taus, ws_k, ci, cf, gains, lams, lw)
             if st != OK:
                 return PYTHON_STEP if (loops and st > 2000) else st
-            _powers(m_bytes, ws, vs, taus, damping, has_damping, P, 3)
+            _powers(m_bytes, ws, vs, taus, damping, has_damping, P, np.int64(3))
             dexp_inv_into(m_bytes, xi, vs, d4, x6, g6, b12)
             c6 = h / 6.0
             for k in range(nv):
@@ -493,4 +497,4 @@ def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, pa
     return advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
                            tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
                            rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj, no_i, no_i, no_f, no_f,
-                           0)
+                           np.int64(0))     # int64, not Literal[int](0): one compile of advance_limited
