@@ -114,8 +114,7 @@ class ContactChannels:
         its contacts' normal forces and of the magnitudes of their tangential (friction) forces,
         and the total force."""
         self.q_stepped[:] = sim.q         # the state the contacts belong to (a pose edit makes them stale)
-        arrays = sim.contact_arrays() if hasattr(sim, "contact_arrays") else self._arrays(sim.contacts)
-        bodies, _, normals, forces, _ = arrays
+        bodies, _, normals, forces, _ = sim.contact_arrays()
         if len(bodies):
             fn = forces[:, 0] * normals[:, 0] + forces[:, 1] * normals[:, 1] + forces[:, 2] * normals[:, 2]
             ft = forces - fn[:, None] * normals
@@ -132,15 +131,6 @@ class ContactChannels:
             row[self.contact_cols] = 0.0
         if len(self.limit_cols):
             row[self.limit_cols] = sim.limit_forces[self.limit_v]
-
-    def _arrays(self, contacts):
-        """(body indices, points, normals, forces, penetrations) of a list of engine Contacts."""
-        k = len(contacts)
-        index = self.model.body_index
-        return (np.array([index(c.body) for c in contacts], dtype=np.intp),
-                np.array([c.point for c in contacts], dtype=float).reshape(k, 3),
-                np.array([c.normal for c in contacts], dtype=float).reshape(k, 3),
-                np.array([c.force for c in contacts], dtype=float).reshape(k, 3), np.zeros(k))
 
     def on_limit(self, q, limit_forces):
         """Names of the joints sitting on (or past) a limit: within ON_LIMIT_TOL of a bound, or

@@ -95,6 +95,18 @@ class Contact:
     other: str = "ground"
 
 
+
+def contact_arrays(model, contacts):
+    """(body indices (k,), points (k, 3), normals (k, 3), forces (k, 3), penetrations (k,)) of a list
+    of Contacts (Simulator.contact_arrays' layout)."""
+    k = len(contacts)
+    index = model.body_index
+    return (np.array([index(c.body) for c in contacts], dtype=np.int64),
+            np.array([c.point for c in contacts], dtype=float).reshape(k, 3),
+            np.array([c.normal for c in contacts], dtype=float).reshape(k, 3),
+            np.array([c.force for c in contacts], dtype=float).reshape(k, 3),
+            np.array([c.penetration for c in contacts], dtype=float).reshape(k))
+
 def _rot(R, x):
     """R[k] @ x[k] for stacks (k,3,3), (k,3), summed in a fixed order (elementwise arithmetic gives
     the same bits whatever the arrays' alignment; BLAS and einsum's SIMD loops need not). The poses

@@ -69,7 +69,7 @@ from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailu
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
 from .stepping import StepLoop, PYTHON_STEP, UNILATERAL_STEP
-from .contact import Contact
+from .contact import Contact, contact_arrays
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
@@ -156,14 +156,7 @@ class Simulator:
         forces (k, 3); penetrations (k,)), the same numbers as ``contacts`` without building a list
         (other bodies than the ground are not told apart here)."""
         if self._contact_arrays is None:
-            cs = self._contacts
-            k = len(cs)
-            index = self.model.body_index
-            self._contact_arrays = (np.array([index(c.body) for c in cs], dtype=np.int64),
-                                    np.array([c.point for c in cs], dtype=float).reshape(k, 3),
-                                    np.array([c.normal for c in cs], dtype=float).reshape(k, 3),
-                                    np.array([c.force for c in cs], dtype=float).reshape(k, 3),
-                                    np.array([c.penetration for c in cs], dtype=float).reshape(k))
+            self._contact_arrays = contact_arrays(self.model, self._contacts)
         return self._contact_arrays
 
     @property

@@ -38,7 +38,7 @@ from .algorithms.hybrid import hybrid
 from .algorithms.rnea import rnea
 from .algorithms.liegroup import integrate, difference, dexp_inv_into, LIMIT
 from .loopkernels import (constrained_dynamics_into, rows_into, loop_work_size, loop_views, project_into,
-                          IMAT_T, C_ROW, C_ROWS)
+                          _holonomic_norm, IMAT_T, C_ROW, C_ROWS)
 
 INT_T = types.Array(types.int64, 1, "C")
 
@@ -409,34 +409,24 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             st = rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb)
             if st != OK:
                 return PYTHON_STEP
-            res = 0.0
-            for r in range(nrows):
-                if not np.isnan(fr[r]):
-                    res += fr[r] * fr[r]
-            if not (math.sqrt(res) <= gains[3]):
+            res = _holonomic_norm(fr)
+            if not (res <= gains[3]):
                 # drifted: project back (as Simulator._keep_loops_closed), noting the worst loop
-                worst, worst_sq = 0, -1.0
+                worst, worst_norm = 0, -1.0
                 for c in range(ci.shape[0]):
-                    s = 0.0
-                    for r in range(ci[c, C_ROW], ci[c, C_ROW] + ci[c, C_ROWS]):
-                        if not np.isnan(fr[r]):
-                            s += fr[r] * fr[r]
-                    if s > worst_sq:
-                        worst, worst_sq = c, s
+                    nc = _holonomic_norm(fr[ci[c, C_ROW]:ci[c, C_ROW] + ci[c, C_ROWS]])
+                    if nc > worst_norm:
+                        worst, worst_norm = c, nc
                 if project_into(m_bytes, ws, ws_k, q_new, v_new, free, ci, cf, nrows, lw, qs) != OK:
                     return PYTHON_STEP
                 if rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb) != OK:
                     return PYTHON_STEP
-                after = 0.0
-                for r in range(nrows):
-                    if not np.isnan(fr[r]):
-                        after += fr[r] * fr[r]
-                if not (math.sqrt(after) <= gains[3]):
+                if not (_holonomic_norm(fr) <= gains[3]):
                     return PYTHON_STEP        # the Python step raises LoopFailure naming the loop
                 proj[0] += 1.0
                 proj[1] = t + h
                 proj[2] = worst
-                proj[3] = math.sqrt(res)
+                proj[3] = res
             for r in range(nrows):
                 lam_out[r] = lam1[r]
         if record:

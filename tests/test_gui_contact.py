@@ -388,7 +388,7 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
     """The sample columns: per body the normal and tangential parts of the summed contact forces,
     the total ground reaction, the limit torques; from sim.contacts and sim.limit_forces as given."""
     from types import SimpleNamespace
-    from engine.contact import Contact
+    from engine.contact import Contact, contact_arrays
     from app.recorder import SampleLayout
     from app.contactsim import ContactChannels
     from engine import catalog
@@ -407,7 +407,8 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
                 Contact("r_foot", np.zeros(3), n, 7.0 * n, 0.0)]
     lf = np.arange(model.nv, dtype=float)
     row = np.full(layout.width, np.nan)
-    ch.fill(row, SimpleNamespace(q=model.neutral(), contacts=contacts, limit_forces=lf))
+    ch.fill(row, SimpleNamespace(q=model.neutral(), contact_arrays=lambda: contact_arrays(model, contacts),
+                                 limit_forces=lf))
     col = layout.column
     assert row[col("contact:l_foot:normal")] == pytest.approx(15.0)
     assert row[col("contact:l_foot:tangential")] == pytest.approx(4.0)
@@ -420,7 +421,8 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
     assert layout.units[col("limit:l_knee")] == "N·m"
     assert not np.isnan(row[width0:]).any()
     # no contact: zeros (not the last step's numbers)
-    ch.fill(row, SimpleNamespace(q=model.neutral(), contacts=[], limit_forces=np.zeros(model.nv)))
+    ch.fill(row, SimpleNamespace(q=model.neutral(), contact_arrays=lambda: contact_arrays(model, []),
+                                 limit_forces=np.zeros(model.nv)))
     assert np.all(row[width0:] == 0.0)
 
 
