@@ -22,8 +22,12 @@ Reported per call: the last step's contacts (body, point, force, penetration), l
 solve (rows, sweeps, polished, residual), and over the run the contact steps, worst sweeps and
 worst residual.
 
+Closed loops (engine.loopkernels): the smooth part is their constrained dynamics, their rows A dv = 0
+join the solve as bilateral rows, and drift past the tolerance is projected away after the step
+(steploop.close_loops), as in the smooth step loop.
+
 The scalar arithmetic follows engine/unilateral.py's Python step line by line (that path remains
-for closed loops, box-box contacts and Python controllers).
+for Pfaffian constraints, box-box contacts and Python controllers).
 """
 from __future__ import annotations
 
@@ -32,14 +36,14 @@ import math
 import numpy as np
 from numba import njit
 
-from .model import MODEL_DTYPE
+from .model import MODEL_DTYPE, WS_DTYPE
 from .algorithms.common import OK
 from .algorithms.kinematics import forward_kinematics, body_jacobian
 from .algorithms.crba import crba
 from .algorithms.liegroup import integrate
-from .loopkernels import NI, NF
-from .steploop import (advance_limited, _stage, _powers, _laws, _law_flags, _static_reference, _bounded,
-                       DIVERGED, UNILATERAL_STEP, LIMIT_MARGIN)
+from .loopkernels import rows_into, loop_work_size, loop_views
+from .steploop import (advance_limited, close_loops, _stage, _powers, _laws, _law_flags, _static_reference, _bounded,
+                       DIVERGED, UNILATERAL_STEP, PYTHON_STEP, LIMIT_MARGIN)
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
 PGS_MAX_ITER = 200
@@ -724,24 +728,25 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
 def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
                  geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, nl, li, ls, ld, limit_e, free_iq, free_iv,
                  sb, sx, sd, skey, sshape, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
-                 T, Jall, M, q_new, v_new, a1, tau1, pw):
+                 T, Jall, M, q_new, v_new, a1, tau1, pw, ci, cf, gains, lam_loop, lw, fr, Ar, br, zero):
     """One velocity-level step from (q, v) with nc contact candidates (cb.., at the start) and nl
     limit candidates (li velocity index, ls sign, ld distance); sb.. are detection scratch arrays
     (capacity: every support point) for the projection after the step: q_new, v_new, a1, tau1 (motors of
-    prescribed joints included), pw = (actuator, damping, external) powers at the start. Status."""
+    prescribed joints included), pw = (actuator, damping, external) powers at the start. Closed loops
+    (ci with rows; engine.loopkernels.pack): the smooth part is their constrained dynamics (Baumgarte
+    gains), their rows A dv = 0 join the solve (the loop multipliers absorb the impulses) and
+    lam_loop receives the multipliers, lam + impulse / h; lw, fr, Ar, br are their scratch and zero
+    nv zeros. Status; PYTHON_STEP when the loop rows are degenerate (the Python step warns)."""
     nv = v.shape[0]
     nq = q.shape[0]
     n = gnd[:3]
+    nrows = lam_loop.shape[0]
     # the smooth part at the start state
     tau_in = np.empty(nv)
-    no_ci = np.zeros((0, NI), dtype=np.int64)
-    no_cf = np.zeros((0, NF))
-    gains = np.zeros(4)
-    lam0 = np.zeros(0)
     st = _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-                tau_in, a1, tau1, ws_k, no_ci, no_cf, gains, lam0, lam0)
+                tau_in, a1, tau1, ws_k, ci, cf, gains, lam_loop, lw)
     if st != OK:
-        return st
+        return PYTHON_STEP if (nrows > 0 and st > 2000) else st
     P = np.empty((1, 3))
     _powers(m_bytes, ws, v, tau1, damping, has_damping, P, np.int64(0))
     v_free = np.empty(nv)
@@ -765,12 +770,21 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
             _rotate(R0, R1, True, v_free, free_iv[f])
             _rotate(R0, R1, True, v_free, free_iv[f] + 3)
     # rows
-    m = 3 * nc + nl
+    m0 = 3 * nc + nl                  # the loops' rows follow the contacts' and the limits'
+    m = m0 + nrows
     J = np.zeros((m, nv))
     if nc > 0:
         _contact_rows(m_bytes, ws_k, q, T, nc, cb, cx, n, t1, t2, Jall, J)
     for k in range(nl):
         J[3 * nc + k, li[k]] = ls[k]
+    if nrows > 0:
+        sa, sb_, Ja, Jb = loop_views(lw, nv, nrows)[13:]
+        if rows_into(m_bytes.view(MODEL_DTYPE), ws_k.view(WS_DTYPE), q, zero, ci, cf, fr, Ar, br, sa, sb_, Ja,
+                     Jb) != OK:
+            return PYTHON_STEP
+        for i in range(nrows):
+            for j in range(nv):
+                J[m0 + i, j] = Ar[i, j]
     kind = np.empty(m, dtype=np.int64)
     mu = np.zeros(m)
     target = np.zeros(m)
@@ -795,12 +809,16 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
             target[r_] = -ld[k] / h
         if limit_e > 0.0 and vl < -RESTITUTION_SPEED and ld[k] <= h * abs(vl):
             target[r_] = max(target[r_], -limit_e * vl)
+    for i in range(m0, m):
+        kind[i] = BILATERAL
     r = np.empty(m)
     for i in range(m):
         s = -target[i]
         for j in range(nv):
             s += J[i, j] * v_free[j]
         r[i] = s
+    for i in range(m0, m):
+        r[i] = 0.0                    # the loops: the impulses change no loop velocity
     W = np.empty((m, m))
     G = np.empty((nv, m))
     st = _response(m_bytes, ws_m, q, prescribed, J, M, W, G)
@@ -884,6 +902,8 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         limit_forces[j] = 0.0
     for k in range(nl):
         limit_forces[li[k]] += ls[k] * lam[3 * nc + k] / h
+    for i in range(nrows):
+        lam_loop[i] += lam[m0 + i] / h
     pa = 0.0
     for j in range(nv):
         pa += tau1[j] * v[j]
@@ -930,13 +950,15 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                     damping, tau_base, acc_base, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v, rec_a,
                     rec_tau, done, energy, geo, gnd, lim_q, lim_v, lim_lo, lim_hi, limit_e, free_iq, free_iv,
                     char_length, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats,
-                    fstats):
+                    fstats, ci, cf, gains, lam_out, proj):
     """Advance (tv[0], q, v) by n steps with ground contact (gnd = (normal, height, friction,
     restitution, on)) and joint limits (lim_*; empty: off), as steploop.advance's arguments and
     outputs (energy accumulates (work, dissipated, external work)); the last step's contacts go to
     c_* (istats[I_NCON] of them), its limit torques to limit_forces, and its solve to istats/fstats.
-    warm_* keep the impulses across steps and calls. Status: OK, DIVERGED, a kernel's status, or
-    SINGULAR (the state is that step's start)."""
+    warm_* keep the impulses across steps and calls. Closed loops as in steploop.advance (ci, cf,
+    gains, lam_out, proj; ci without rows: none): their rows join the unilateral steps, and after
+    every step a drift past the tolerance is projected away. Status: OK, DIVERGED, a kernel's
+    status, SINGULAR or PYTHON_STEP (the state is that step's start)."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq
     nv = m[0].nv
@@ -993,15 +1015,18 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     M = np.empty((nv, nv))
     # for the smooth stretches
     no_seq = np.zeros((0, nv))
-    no_ci = np.zeros((0, NI), dtype=np.int64)
-    no_cf = np.zeros((0, NF))
-    gains = np.zeros(4)
-    lam0 = np.zeros(0)
     sub_done = np.zeros(1, dtype=np.int64)
     sub_energy = np.zeros(3)
-    no_proj = np.zeros(4)         # loop projections: none (no loops with a ground)
-    no_i = np.zeros(0, dtype=np.int64)
-    no_f = np.zeros(0)
+    # closed loops: their work buffer and rows, the step's multipliers, the projection's scratch
+    nrows = lam_out.shape[0]
+    loops = ci.shape[0] > 0
+    lw = np.empty(loop_work_size(nv, nrows))
+    fr = np.empty(nrows)
+    Ar = np.empty((nrows, nv))
+    br = np.empty(nrows)
+    lam_step = np.empty(nrows)
+    q_try = np.empty(nq)
+    whole_tree = np.zeros(nv, dtype=np.bool_)
     st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
     if st != OK:
         return st
@@ -1038,7 +1063,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             st = advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, span, integrator, prescribed, code, params, base,
                                  damping, tau_base, acc_base, no_seq, a_out, tau_out, q_prev, v_prev, bad,
                                  rec_t, rec_q, rec_v, rec_a, rec_tau, sub_done, ws_k,
-                                 no_ci, no_cf, gains, lam0, sub_energy, no_proj, lim_q, lim_v, lim_lo, lim_hi,
+                                 ci, cf, gains, lam_out, sub_energy, proj, lim_q, lim_v, lim_lo, lim_hi,
                                  np.int64(step))     # int64, not the literal 0 of its first value
             k_done = sub_done[0]
             if st == OK and has_ground and _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi,
@@ -1093,7 +1118,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
         st = contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
                           has_damping, geo, gnd, t1, t2, counts, nc, cb_s, cx_s, cd_s, ckey_s, nl, li, ls,
                           ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen,
-                          limit_forces, istats, fstats, T, Jall, M, q_new, v_new, a1, tau1, pw)
+                          limit_forces, istats, fstats, T, Jall, M, q_new, v_new, a1, tau1, pw,
+                          ci, cf, gains, lam_step, lw, fr, Ar, br, zero)
         if st != OK:
             return st
         if not (_bounded(q_new) and _bounded(v_new) and _bounded(a1)):
@@ -1103,6 +1129,12 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                 bad[nq + k] = v_new[k]
                 bad[nq + nv + k] = a1[k]
             return DIVERGED
+        if loops:
+            if close_loops(m_bytes, ws, ws_k, q_new, v_new, t + h, ci, cf, gains, zero, whole_tree, fr, Ar, br, lw,
+                           q_try, proj) != OK:
+                return PYTHON_STEP
+            for i in range(nrows):
+                lam_out[i] = lam_step[i]
         # contacts with a positive normal impulse (warm_lam holds this step's impulses, contacts first)
         for k in range(nc):
             if warm_lam[k, 0] > 0.0:

@@ -68,7 +68,7 @@ from .algorithms.liegroup import dexp_inv_into, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
-from .stepping import StepLoop, PYTHON_STEP, UNILATERAL_STEP
+from .stepping import StepLoop, PYTHON_STEP
 from .contact import Contact, contact_arrays
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
@@ -509,12 +509,10 @@ class Simulator:
         if record is not None:
             record = self._check_record(record, n)
         uni = self._unilateral()
+        # with a ground or joint limits the compiled unilateral step (closed loops included) runs the
+        # steps, else the compiled step loop
         compiled_uni = uni is not None and uni.compiled_ok(self)
-        # closed loops with joint limits (no ground): the compiled loop runs until a limit is near,
-        # the Python step takes the steps with a limit near
-        loop_limits = (uni is not None and not compiled_uni and self._ground is None and self.controller is None
-                       and uni.has_limits)
-        loops = self._loop_spec() if (self.controller is None and (uni is None or loop_limits)) else False
+        loops = self._loop_spec() if (self.controller is None and uni is None) else False
         k = 0
         while k < n:
             if compiled_uni and self._compiled_ok():
@@ -525,7 +523,7 @@ class Simulator:
                     continue
             elif loops is not False and self._compiled_ok():
                 rec = None if record is None else tuple(r[k:] for r in record)
-                done, python_step = self._step_compiled(n - k, rec, loops, uni.limit_arrays() if loop_limits else None)
+                done, python_step = self._step_compiled(n - k, rec, loops)
                 k += done
                 if not python_step:
                     continue
@@ -590,7 +588,7 @@ class Simulator:
             return False
         return np.shape(self.prescribed) == (nv,)
 
-    def _step_compiled(self, n, record, loops=None, limits=None):
+    def _step_compiled(self, n, record, loops=None):
         """Up to n steps in the compiled loop: (steps taken, whether the next step needs Python)."""
         model = self.model
         loop = self._steploop()
@@ -611,8 +609,7 @@ class Simulator:
         t0 = self.t
         gains = self.baumgarte() if loops is not None else None
         t, done, st = loop.run(q, v, t0, self.dt, n, self.integrator, prescribed, self._damping, tau_base,
-                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance,
-                               limits=limits)
+                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance)
         if done:
             self.t_prev, self.q_prev, self.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
             self.q, self.v, self.t = q, v, float(t)
@@ -623,20 +620,23 @@ class Simulator:
             self.dissipated += float(loop.energy[1])
             self.external_work += float(loop.energy[2])
             if loop.proj[0] > 0.0:          # the compiled loop projected back onto the loops
-                self.loop_projections += int(loop.proj[0])
-                worst = active_constraints(model)[int(loop.proj[2])]     # packed in this order
-                self.last_loop_projection = (float(loop.proj[1]), worst.name, float(loop.proj[3]))
+                self._note_projections(loop.proj)
             if laws is not None:
                 nq, nv = model.nq, model.nv
                 self.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
                 self.tau_cmd = loop.bad[nq + 3 * nv:].copy()
-        if done and limits is not None:
-            self._stepper.clear(self)
-        if st == PYTHON_STEP or st == UNILATERAL_STEP:
+        if st == PYTHON_STEP:
             return done, True
         if st:
             loop.raise_for(st, self.t, self.q, self.v, self.dt, self.integrator, prescribed)
         return done, False
+
+    def _note_projections(self, proj):
+        """Record the drift projections of a compiled run: proj = (count, time of the last, index of
+        its worst constraint among the active ones, that constraint's residual before)."""
+        self.loop_projections += int(proj[0])
+        worst = active_constraints(self.model)[int(proj[2])]     # packed in this order
+        self.last_loop_projection = (float(proj[1]), worst.name, float(proj[3]))
 
     def _step_once(self):
         a_cmd, tau_cmd = self._inputs()

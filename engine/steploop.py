@@ -105,6 +105,40 @@ def _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, dampin
 
 
 @njit(cache=True)
+def close_loops(m_bytes, ws, ws_k, q_new, v_new, t_end, ci, cf, gains, zero, free, fr, Ar, br, lw, qs, proj):
+    """After a step with closed loops (as Simulator._keep_loops_closed): when the residual |f(q+)| of
+    the holonomic rows exceeds the tolerance gains[3], (q+, v+) are projected back onto the loops in
+    place (loopkernels.project_into; free: nv False, the response of the whole tree) and proj notes
+    it (count, t_end, index in ci of the worst constraint, residual before). fr, Ar, br: rows scratch (nrows, nrows x nv, nrows); lw: loop_work_size floats; qs: nq
+    floats. OK, or PYTHON_STEP (the step is not taken) when the rows are degenerate, the projection
+    needs Python, or the residual stays above the tolerance (the Python step raises LoopFailure)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    nrows = fr.shape[0]
+    sa, sb, Ja, Jb = loop_views(lw, m[0].nv, nrows)[13:]
+    if rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb) != OK:
+        return PYTHON_STEP
+    res = _holonomic_norm(fr)
+    if res <= gains[3]:
+        return OK
+    worst, worst_norm = 0, -1.0
+    for c in range(ci.shape[0]):
+        nc = _holonomic_norm(fr[ci[c, C_ROW]:ci[c, C_ROW] + ci[c, C_ROWS]])
+        if nc > worst_norm:
+            worst, worst_norm = c, nc
+    if project_into(m_bytes, ws, ws_k, q_new, v_new, free, ci, cf, nrows, lw, qs) != OK:
+        return PYTHON_STEP
+    if rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb) != OK:
+        return PYTHON_STEP
+    if not (_holonomic_norm(fr) <= gains[3]):
+        return PYTHON_STEP
+    proj[0] += 1.0
+    proj[1] = t_end
+    proj[2] = worst
+    proj[3] = res
+    return OK
+
+
+@njit(cache=True)
 def _powers(m_bytes, ws_bytes, v, tau, damping, has_damping, p, k):
     """Row k of p: (actuator power tau . v, damping power d v . v, power of the external wrenches
     sum_i F_ext,i . V_i) at one stage; V_i from that stage's velocity pass (body frames, as the
@@ -298,7 +332,6 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
     lam1 = np.empty(nrows)
     lams = np.empty(nrows)
     lw = np.empty(loop_work_size(nv, nrows))      # the constrained dynamics' work buffer
-    sa, sb, Ja, Jb = loop_views(lw, nv, nrows)[13:]   # its frame-state rows, reused between steps
     free = np.zeros(nv, dtype=np.bool_)           # no joint prescribed: the projection's response
     fr = np.empty(nrows)
     Ar = np.empty((nrows, nv))
@@ -406,27 +439,9 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             if x < lim_lo[k] or x > lim_hi[k]:
                 return UNILATERAL_STEP
         if loops:
-            st = rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb)
-            if st != OK:
+            if close_loops(m_bytes, ws, ws_k, q_new, v_new, t + h, ci, cf, gains, zero, free, fr, Ar, br, lw, qs,
+                           proj) != OK:
                 return PYTHON_STEP
-            res = _holonomic_norm(fr)
-            if not (res <= gains[3]):
-                # drifted: project back (as Simulator._keep_loops_closed), noting the worst loop
-                worst, worst_norm = 0, -1.0
-                for c in range(ci.shape[0]):
-                    nc = _holonomic_norm(fr[ci[c, C_ROW]:ci[c, C_ROW] + ci[c, C_ROWS]])
-                    if nc > worst_norm:
-                        worst, worst_norm = c, nc
-                if project_into(m_bytes, ws, ws_k, q_new, v_new, free, ci, cf, nrows, lw, qs) != OK:
-                    return PYTHON_STEP
-                if rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb) != OK:
-                    return PYTHON_STEP
-                if not (_holonomic_norm(fr) <= gains[3]):
-                    return PYTHON_STEP        # the Python step raises LoopFailure naming the loop
-                proj[0] += 1.0
-                proj[1] = t + h
-                proj[2] = worst
-                proj[3] = res
             for r in range(nrows):
                 lam_out[r] = lam1[r]
         if record:

@@ -64,7 +64,7 @@ from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, PGS_MAX_ITE
                              PENETRATION_SLOP, RESTITUTION_SPEED, pgs, solve,
                              delassus as _delassus, rows_kernel as _rows_kernel, contact_advance, SINGULAR,
                              I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
-from .steploop import LIMIT_MARGIN, OK as _OK
+from .steploop import LIMIT_MARGIN, PYTHON_STEP, OK as _OK
 
 
 def _quat_rot(qw):
@@ -106,14 +106,6 @@ class ContactStepper:
         self.stats.update(rows=0, iterations=0, polished=False, residual=0.0, steps=0, max_iterations=0,
                           worst_residual=0.0)
 
-    def limit_arrays(self):
-        """(q index, v index, lower, upper) of the limited joints, for steploop.advance_limited."""
-        return self.lim_q, self.lim_v, self.lim_lo, self.lim_hi
-
-    def clear(self, sim):
-        """After smooth steps taken elsewhere (the compiled loop): no contact, no limit force."""
-        self._clear(sim)
-
     @property
     def has_limits(self):
         return len(self.lim_v) > 0
@@ -121,8 +113,11 @@ class ContactStepper:
     # ------------------------------------------------------------------ the compiled step
     def compiled_ok(self, sim):
         """Whether engine.contactkernels.contact_advance takes this simulator's steps: not with a
-        Python controller, closed loops or box-box contacts (the Python step handles those)."""
-        if sim.controller is not None or active_constraints(self.model):
+        Python controller, box-box contacts, or loops the compiled step does not know (a Pfaffian
+        constraint, projection after every step): the Python step handles those."""
+        if sim.controller is not None:
+            return False
+        if active_constraints(self.model) and not sim._loop_spec():
             return False
         return sim.ground is None or not self.geometry.box_pairs
 
@@ -190,18 +185,30 @@ class ContactStepper:
         loop.load_fext(sim.f_ext)
         loop.tv[0] = sim.t
         loop.energy[:] = 0.0
+        packed = sim._loop_spec()
+        ci, cf, nrows = packed if packed else (loop.no_ci, loop.no_cf, 0)
+        gains = loop.loop_gains
+        bg = sim.baumgarte() if packed else None
+        gains[0], gains[1], gains[2] = (0.0, 0.0, 0.0) if bg is None else (1.0, bg[0], bg[1])
+        gains[3] = sim._loop_tolerance
+        if loop.lam.shape[0] != nrows:
+            loop.lam = np.zeros(nrows)
+        loop.proj[:] = 0.0
         st = contact_advance(model._mb, loop.wsb, loop.ws_gb, loop.ws_kb, K["ws_m"], q, v, loop.tv, float(sim.dt),
                              int(n), INTEGRATOR_CODES[sim.integrator], prescribed, code, params, base, sim._damping,
                              tau_base, acc_base, loop.a, loop.tau, loop.q_prev, loop.v_prev, loop.bad, *rec,
                              loop.done, loop.energy, K["geo"], gnd, lq, lv, llo, lhi, float(sim.limit_restitution),
                              K["free_iq"], K["free_iv"], K["char_length"], K["warm_key"], K["warm_lam"], K["nwarm"],
-                             K["c_body"], K["c_point"], K["c_force"], K["c_pen"], K["limit_forces"], st_i, st_f)
+                             K["c_body"], K["c_point"], K["c_force"], K["c_pen"], K["limit_forces"], st_i, st_f,
+                             ci, cf, gains, loop.lam, loop.proj)
         done = int(loop.done[0])
         if done:
             sim.t_prev, sim.q_prev, sim.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
             sim.q, sim.v, sim.t = q, v, float(loop.tv[0])
             sim.a, sim.tau = loop.a.copy(), loop.tau.copy()
-            sim.lam = np.zeros(0)
+            sim.lam = loop.lam.copy() if packed else np.zeros(0)
+            if loop.proj[0] > 0.0:          # the compiled step projected back onto the loops
+                sim._note_projections(loop.proj)
             sim.steps += done
             sim.work += float(loop.energy[0])
             sim.dissipated += float(loop.energy[1])
@@ -218,7 +225,7 @@ class ContactStepper:
             stats.update(rows=int(st_i[I_ROWS]), iterations=int(st_i[I_ITER]), polished=bool(st_i[I_POLISHED]),
                          residual=float(st_f[F_RESIDUAL]), steps=int(st_i[I_STEPS]),
                          max_iterations=int(st_i[I_MAX_ITER]), worst_residual=float(st_f[F_WORST]))
-        if st == SINGULAR:
+        if st == SINGULAR or st == PYTHON_STEP:
             return done, True
         if st != _OK:
             loop.raise_for(st, sim.t, sim.q, sim.v, sim.dt, sim.integrator, prescribed)

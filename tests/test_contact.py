@@ -4,6 +4,7 @@ Bodies: tests/data/contact_*.urdf (box, sphere, stacks of two boxes, a pendulum 
 """
 import math
 import os
+import pathlib
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ import engine
 from engine import Simulator, Ground, catalog
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
+ASSETS = pathlib.Path(__file__).resolve().parent.parent / "assets"
 G = 9.81
 
 
@@ -215,6 +217,37 @@ def test_compiled_contact_step_matches_the_python_step(scene):
                 assert np.array_equal(points[k], c.point) and np.array_equal(normals[k], c.normal)
                 assert np.array_equal(forces[k], c.force) and pens[k] == c.penetration
     assert scene == "limit" or len(a.contacts) > 0       # the comparison above had contacts to compare
+
+
+def test_a_closed_loop_on_the_ground_steps_compiled_as_the_python_step():
+    """The four-bar with a ball on its coupler swinging onto a ground: the loop's rows join the
+    contact solve in the compiled step (no step in Python) and the run equals the Python step's."""
+    src = (ASSETS / "four_bar.urdf").read_text()
+    ball = ('<collision><origin xyz="0.21 0 0" rpy="0 0 0"/><geometry><sphere radius="0.03"/></geometry>'
+            '</collision>')
+    model = engine.load_urdf_string(src.replace('<link name="coupler">', '<link name="coupler">' + ball, 1),
+                                    filename=str(ASSETS / "four_bar_ball.urdf"))
+    q0, v0 = catalog.initial_state(catalog.load_model("four_bar"))
+
+    def make():       # the ball's centre swings between z = 0.52 and 0.69 m: the ground cuts its path
+        return Simulator(model, dt=1e-3, q=q0, v=v0, integrator="semi_implicit_euler",
+                         ground=Ground(height=0.54, friction=0.5))
+    a, b = _python_twin(make)
+    python_steps = []
+    step_once = a._step_once
+    a._step_once = lambda: (python_steps.append(a.t), step_once())
+    a.step(2000)
+    for _ in range(2000):
+        b.step()
+    assert not python_steps
+    assert a.contact_stats["steps"] == b.contact_stats["steps"] > 1000
+    assert len(a.contacts) == len(b.contacts) == 1              # the ball rests on the ground
+    assert a.loop_projections == b.loop_projections
+    assert np.abs(a.q - b.q).max() < 1e-9 and np.abs(a.v - b.v).max() < 1e-7
+    assert np.abs(a.lam - b.lam).max() < 1e-6 * max(1.0, np.abs(b.lam).max())
+    assert np.abs(a.contacts[0].force - b.contacts[0].force).max() < 1e-6 * np.abs(b.contacts[0].force).max()
+    assert abs(a.work - b.work) < 1e-9 and abs(a.dissipated - b.dissipated) < 1e-9
+    assert b.dissipated > 0.1                                   # the impacts took energy
 
 
 def test_limits_can_be_switched_off():
