@@ -255,23 +255,26 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, tau_passive=None, obj
     return tau, lam
 
 
-def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=50):
+def project_constraints(model, q, v=None, constraints=None, tol=1e-12, max_iter=50, prescribed=None):
     """(q, v) moved onto the constraint manifold: Gauss-Newton steps dq = -A^+ f on the holonomic
     rows (halved until |f| decreases), then v corrected with the least kinetic-energy change,
     v - M^-1 A^T (A M^-1 A^T)^+ A v. A configuration where no step decreases |f| (a stationary
     point of |f|^2 off the manifold, such as a four-bar folded flat along a line at q = 0) is
-    shaken by a small pseudo-random step (seeded: the answer is reproducible) before going on."""
+    shaken by a small pseudo-random step (seeded: the answer is reproducible) before going on.
+    prescribed (nv bools): acceleration-prescribed joints keep their velocity (M^-1 is then the
+    hybrid system's response, as in the simulator's step: their motors take the correction)."""
     nv = model.nv
     q = _as_vector(q, "q", model.nq).copy()
     v = np.zeros(nv) if v is None else _as_vector(v, "v", nv).copy()
+    pres = np.zeros(nv, dtype=bool) if prescribed is None else _as_mask(prescribed, "prescribed", nv, model)
     if tol == PROJECT_TOL and max_iter == PROJECT_ITER:      # the kernel's own stopping rule
-        done = _project_compiled(model, q, v, constraints)
+        done = _project_compiled(model, q, v, constraints, pres)
         if done is not None:
             return done
-    return _project_python(model, q, v, constraints, tol, max_iter)
+    return _project_python(model, q, v, constraints, tol, max_iter, pres)
 
 
-def _project_compiled(model, q, v, constraints):
+def _project_compiled(model, q, v, constraints, prescribed):
     """project_constraints in one kernel call (loopkernels.project_into: the same steps, as the
     step loop takes them), or None when it declines (a Pfaffian constraint, redundant rows, no
     decrease along a step, no convergence): the Python iteration then shakes, warns and names."""
@@ -283,14 +286,14 @@ def _project_compiled(model, q, v, constraints):
     w = model._work()
     qp, vp = q.copy(), v.copy()
     try:
-        st = project_into(model._mb, w.wb_hd, w.wb_kin, qp, vp, np.zeros(model.nv, dtype=bool), ci, cf, m,
+        st = project_into(model._mb, w.wb_hd, w.wb_kin, qp, vp, prescribed, ci, cf, m,
                           np.empty(loop_work_size(model.nv, m)), np.empty(model.nq))
     except (TypeError, ZeroDivisionError, ValueError):
         return None
     return (qp, vp) if st == 0 else None
 
 
-def _project_python(model, q, v, constraints=None, tol=1e-12, max_iter=50):
+def _project_python(model, q, v, constraints=None, tol=1e-12, max_iter=50, prescribed=None):
     """project_constraints' iteration in Python (numpy's least squares and eigen-solver)."""
     nv = model.nv
     zero = np.zeros(nv)
@@ -329,7 +332,7 @@ def _project_python(model, q, v, constraints=None, tol=1e-12, max_iter=50):
                                      "(the constraints may be unreachable)")
     f, A, _, _ = constraint_system(model, q, v, constraints)
     if A.shape[0]:
-        G = response(model, q, A.T)
+        G = response(model, q, A.T, prescribed)
         K = A @ G
         v = v - G @ _psd_solve(model, 0.5 * (K + K.T), A @ v, "proj", "project_constraints", constraints)
     return q, v

@@ -1026,7 +1026,6 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     br = np.empty(nrows)
     lam_step = np.empty(nrows)
     q_try = np.empty(nq)
-    whole_tree = np.zeros(nv, dtype=np.bool_)
     st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
     if st != OK:
         return st
@@ -1130,7 +1129,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                 bad[nq + nv + k] = a1[k]
             return DIVERGED
         if loops:
-            if close_loops(m_bytes, ws, ws_k, q_new, v_new, t + h, ci, cf, gains, zero, whole_tree, fr, Ar, br, lw,
+            if close_loops(m_bytes, ws, ws_k, q_new, v_new, t + h, ci, cf, gains, zero, prescribed, fr, Ar, br, lw,
                            q_try, proj) != OK:
                 return PYTHON_STEP
             for i in range(nrows):

@@ -472,12 +472,13 @@ def _holonomic_norm(f):
 
 
 @njit(cache=True)
-def project_into(m_bytes, ws_dyn, ws_kin, q, v, free, ci, cf, nrows, lw, q_try):
+def project_into(m_bytes, ws_dyn, ws_kin, q, v, prescribed, ci, cf, nrows, lw, q_try):
     """(q, v) moved onto the packed constraints in place, as engine.constrained.project_constraints
     moves them: Gauss-Newton steps dq = -A^T (A A^T)^-1 f on the holonomic rows (the minimum-norm
     step; halved until |f| decreases) until |f| <= PROJECT_TOL, then the least kinetic-energy
-    change of v, v - G K^-1 A v with G = M^-1 A^T and K = A G over every row. free: nv False (the
-    response of the whole tree), lw: loop_work_size floats, q_try: nq floats of scratch.
+    change of v, v - G K^-1 A v with G = M^-1 A^T and K = A G over every row; with joints marked in
+    `prescribed` (nv bools) G is the hybrid system's response and those joints keep their velocity.
+    lw: loop_work_size floats, q_try: nq floats of scratch.
     NOT_PROJECTED (q, v partly moved: the caller keeps its own copy) when the Python function must
     do it: rank-deficient rows, a degenerate constraint, no decrease along the step (it shakes the
     state) or no convergence in PROJECT_ITER steps (it warns)."""
@@ -546,7 +547,7 @@ def project_into(m_bytes, ws_dyn, ws_kin, q, v, free, ci, cf, nrows, lw, q_try):
     for r in range(nrows):
         for k in range(nv):
             AT[k, r] = A[r, k]
-    st = articulated_response(m_bytes, ws_dyn, q, free, AT, G)
+    st = articulated_response(m_bytes, ws_dyn, q, prescribed, AT, G)
     if st != OK:
         return st
     for i in range(nrows):

@@ -650,7 +650,7 @@ class Simulator:
             self._overflowed(e, a_cmd, tau_cmd)
         active = active_constraints(self.model)
         if self.project_every_step and active:
-            q_new, v_new = project_constraints(self.model, q_new, v_new)
+            q_new, v_new = project_constraints(self.model, q_new, v_new, prescribed=self.prescribed)
         elif active:
             q_new, v_new = self._keep_loops_closed(active, q_new, v_new)
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
@@ -705,7 +705,7 @@ class Simulator:
             if nc > worst_norm:
                 worst, worst_norm = c.name, nc
             row += c.rows
-        q2, v2 = project_constraints(self.model, q, v, active)
+        q2, v2 = project_constraints(self.model, q, v, active, prescribed=self.prescribed)
         after = constraint_residual(self.model, q2, active)
         if not after <= tol:
             raise LoopFailure(self.t, self.q.copy(), self.v.copy(), worst, residual, tol, self.dt,

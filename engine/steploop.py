@@ -105,11 +105,11 @@ def _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, dampin
 
 
 @njit(cache=True)
-def close_loops(m_bytes, ws, ws_k, q_new, v_new, t_end, ci, cf, gains, zero, free, fr, Ar, br, lw, qs, proj):
+def close_loops(m_bytes, ws, ws_k, q_new, v_new, t_end, ci, cf, gains, zero, prescribed, fr, Ar, br, lw, qs, proj):
     """After a step with closed loops (as Simulator._keep_loops_closed): when the residual |f(q+)| of
     the holonomic rows exceeds the tolerance gains[3], (q+, v+) are projected back onto the loops in
-    place (loopkernels.project_into; free: nv False, the response of the whole tree) and proj notes
-    it (count, t_end, index in ci of the worst constraint, residual before). fr, Ar, br: rows scratch (nrows, nrows x nv, nrows); lw: loop_work_size floats; qs: nq
+    place (loopkernels.project_into; the velocity by the hybrid response: prescribed joints keep
+    theirs) and proj notes it (count, t_end, index in ci of the worst constraint, residual before). fr, Ar, br: rows scratch (nrows, nrows x nv, nrows); lw: loop_work_size floats; qs: nq
     floats. OK, or PYTHON_STEP (the step is not taken) when the rows are degenerate, the projection
     needs Python, or the residual stays above the tolerance (the Python step raises LoopFailure)."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -125,7 +125,7 @@ def close_loops(m_bytes, ws, ws_k, q_new, v_new, t_end, ci, cf, gains, zero, fre
         nc = _holonomic_norm(fr[ci[c, C_ROW]:ci[c, C_ROW] + ci[c, C_ROWS]])
         if nc > worst_norm:
             worst, worst_norm = c, nc
-    if project_into(m_bytes, ws, ws_k, q_new, v_new, free, ci, cf, nrows, lw, qs) != OK:
+    if project_into(m_bytes, ws, ws_k, q_new, v_new, prescribed, ci, cf, nrows, lw, qs) != OK:
         return PYTHON_STEP
     if rows_into(m, ws_k.view(WS_DTYPE), q_new, zero, ci, cf, fr, Ar, br, sa, sb, Ja, Jb) != OK:
         return PYTHON_STEP
@@ -332,7 +332,6 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
     lam1 = np.empty(nrows)
     lams = np.empty(nrows)
     lw = np.empty(loop_work_size(nv, nrows))      # the constrained dynamics' work buffer
-    free = np.zeros(nv, dtype=np.bool_)           # no joint prescribed: the projection's response
     fr = np.empty(nrows)
     Ar = np.empty((nrows, nv))
     br = np.empty(nrows)
@@ -439,8 +438,8 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
             if x < lim_lo[k] or x > lim_hi[k]:
                 return UNILATERAL_STEP
         if loops:
-            if close_loops(m_bytes, ws, ws_k, q_new, v_new, t + h, ci, cf, gains, zero, free, fr, Ar, br, lw, qs,
-                           proj) != OK:
+            if close_loops(m_bytes, ws, ws_k, q_new, v_new, t + h, ci, cf, gains, zero, prescribed, fr, Ar, br, lw,
+                           qs, proj) != OK:
                 return PYTHON_STEP
             for r in range(nrows):
                 lam_out[r] = lam1[r]
