@@ -8,6 +8,9 @@
 2. closed_chain_leg and rolling_disk (and the four-bar, slider-crank, five-bar): real-time factor of
    10 s of RK4 at 1 ms headless.
 3. The cost of each piece of one constrained forward-dynamics call (Python API).
+4. Loops at their joint limits (the five-bar with semi-implicit Euler, the four-bar with explicit
+   Euler, which gains energy until its limits stop it): the compiled unilateral step against the
+   Python step.
 
     python benchmarks/bench_constraints.py [--profile]
 """
@@ -144,6 +147,25 @@ def main(argv=None):
               f"{per_call(engine.constrained_forward_dynamics, model, q, v, tau, None, (100.0, 100.0)):.1f} us, "
               f"constraint_system {per_call(engine.constraint_system, model, q, v):.1f} us, "
               f"forward_dynamics {per_call(engine.forward_dynamics, model, q, v, tau):.1f} us")
+    print("loops at their joint limits (1 ms, 3 s; limit steps are unilateral steps with the loop rows in the"
+          " solve): compiled vs the Python step (a no-op control callback forces it)")
+    for name, integrator in (("five_bar", "semi_implicit_euler"), ("four_bar", "euler")):
+        model = catalog.load_model(name)
+        q0, v0 = catalog.initial_state(model)
+        times = []
+        for python in (False, True):
+            sim = engine.Simulator(model, dt=1e-3, integrator=integrator, q=q0, v=v0, joint_limits=True)
+            if python:
+                sim.set_control(lambda t, q, v: None)
+            sim.step(5)
+            sim = engine.Simulator(model, dt=1e-3, integrator=integrator, q=q0, v=v0, joint_limits=True)
+            if python:
+                sim.set_control(lambda t, q, v: None)
+            t = time.perf_counter()
+            sim.step(3000)
+            times.append((time.perf_counter() - t) / 3000 * 1e6)
+        print(f"{name} ({integrator}): {sim.contact_stats['steps']} limit steps of 3000, {sim.loop_projections} projections; "
+              f"compiled {times[0]:.1f} us per step, Python step {times[1]:.1f} us ({times[1] / times[0]:.1f}x)")
     if args.profile:
         import cProfile
         import pstats
