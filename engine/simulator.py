@@ -68,7 +68,7 @@ from .algorithms.liegroup import dexp_inv_into, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
-from .stepping import StepLoop, PYTHON_STEP
+from .stepping import StepLoop, PYTHON_STEP, UNILATERAL_STEP
 from .contact import Contact, contact_arrays
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
@@ -511,13 +511,23 @@ class Simulator:
         uni = self._unilateral()
         # with a ground or joint limits the compiled unilateral step (closed loops included) runs the
         # steps, else the compiled step loop
-        compiled_uni = uni is not None and uni.compiled_ok(self)
-        loops = self._loop_spec() if (self.controller is None and uni is None) else False
+        packed = self._loop_spec()          # None: no loops; False: loops only Python can step
+        compiled_uni = uni is not None and uni.compiled_ok(self, packed)
+        # joint limits without a ground: the plain step loop runs until a limit comes near (its
+        # call costs less than the unilateral step's), then the unilateral step takes over
+        limits_first = compiled_uni and self._ground is None
+        loops = packed if (self.controller is None and uni is None) else False
         k = 0
         while k < n:
             if compiled_uni and self._compiled_ok():
+                if limits_first:
+                    rec = None if record is None else tuple(r[k:] for r in record)
+                    done, near = self._step_compiled(n - k, rec, packed, uni.limit_arrays())
+                    k += done
+                    if not near:
+                        continue
                 rec = None if record is None else tuple(r[k:] for r in record)
-                done, python_step = uni.run_compiled(self, n - k, rec)
+                done, python_step = uni.run_compiled(self, n - k, rec, packed)
                 k += done
                 if not python_step:
                     continue
@@ -588,8 +598,9 @@ class Simulator:
             return False
         return np.shape(self.prescribed) == (nv,)
 
-    def _step_compiled(self, n, record, loops=None):
-        """Up to n steps in the compiled loop: (steps taken, whether the next step needs Python)."""
+    def _step_compiled(self, n, record, loops=None, limits=None):
+        """Up to n steps in the compiled loop: (steps taken, whether the next step needs Python or,
+        with limits = (q index, v index, lower, upper), the unilateral step)."""
         model = self.model
         loop = self._steploop()
         laws = self._inputs_laws
@@ -609,7 +620,8 @@ class Simulator:
         t0 = self.t
         gains = self.baumgarte() if loops is not None else None
         t, done, st = loop.run(q, v, t0, self.dt, n, self.integrator, prescribed, self._damping, tau_base,
-                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance)
+                               acc_base, laws, record=record, loops=loops, gains=gains, tol=self._loop_tolerance,
+                               limits=limits)
         if done:
             self.t_prev, self.q_prev, self.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
             self.q, self.v, self.t = q, v, float(t)
@@ -625,7 +637,9 @@ class Simulator:
                 nq, nv = model.nq, model.nv
                 self.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
                 self.tau_cmd = loop.bad[nq + 3 * nv:].copy()
-        if st == PYTHON_STEP:
+        if done and limits is not None:
+            self._stepper.clear(self)       # smooth steps: no limit force, no warm start
+        if st == PYTHON_STEP or st == UNILATERAL_STEP:
             return done, True
         if st:
             loop.raise_for(st, self.t, self.q, self.v, self.dt, self.integrator, prescribed)

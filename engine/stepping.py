@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .steploop import (advance, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER, DIVERGED, PYTHON_STEP,  # noqa: F401
-                       NPARAMS)
+from .steploop import (advance, advance_limited, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER,  # noqa: F401
+                       DIVERGED, PYTHON_STEP, UNILATERAL_STEP, NPARAMS)
 from .loopkernels import NI, NF, constrained_dynamics
 from .api import _load_fext, _raise
 from .constraints import pack_cached
@@ -64,9 +64,11 @@ class StepLoop:
                 raise
 
     def run(self, q, v, t, dt, n, integrator, prescribed, damping, tau_base, acc_base, laws=None,
-            tau_seq=None, record=None, loops=None, gains=None, tol=np.inf):
+            tau_seq=None, record=None, loops=None, gains=None, tol=np.inf, limits=None):
         """Advance (t, q, v) in place by n steps; returns (t, steps done, status). q and v must be
-        float64 contiguous arrays (they are updated in place up to the last good step)."""
+        float64 contiguous arrays (they are updated in place up to the last good step). limits:
+        None, or (q index, v index, lower, upper) arrays of the joint limits to watch (the run
+        stops with UNILATERAL_STEP before a step that needs the unilateral step)."""
         m = self.model
         self.tv[0] = t
         if laws is not None and not laws.is_zero():
@@ -89,7 +91,7 @@ class StepLoop:
                 prescribed, code, params, base, damping, tau_base, acc_base,
                 self.no_seq if tau_seq is None else tau_seq, self.a, self.tau, self.q_prev, self.v_prev,
                 self.bad, *rec, self.done, self.ws_kb, ci, cf, g, self.lam, self.energy, self.proj)
-        st = advance(*args)
+        st = advance(*args) if limits is None else advance_limited(*args, *limits, np.int64(0))
         return self.tv[0], int(self.done[0]), st
 
     def packed_loops(self, active):

@@ -106,18 +106,28 @@ class ContactStepper:
         self.stats.update(rows=0, iterations=0, polished=False, residual=0.0, steps=0, max_iterations=0,
                           worst_residual=0.0)
 
+    def limit_arrays(self):
+        """(q index, v index, lower, upper) of the limited joints, for steploop.advance_limited."""
+        return self.lim_q, self.lim_v, self.lim_lo, self.lim_hi
+
+    def clear(self, sim):
+        """After smooth steps taken elsewhere (the compiled step loop, as contact_advance's own smooth
+        stretches): no contact, no limit force, no warm start."""
+        self._clear(sim)
+        if self._kernel is not None:
+            self._kernel["nwarm"][0] = 0
+
     @property
     def has_limits(self):
         return len(self.lim_v) > 0
 
     # ------------------------------------------------------------------ the compiled step
-    def compiled_ok(self, sim):
+    def compiled_ok(self, sim, packed):
         """Whether engine.contactkernels.contact_advance takes this simulator's steps: not with a
-        Python controller, box-box contacts, or loops the compiled step does not know (a Pfaffian
-        constraint, projection after every step): the Python step handles those."""
-        if sim.controller is not None:
-            return False
-        if active_constraints(self.model) and not sim._loop_spec():
+        Python controller, box-box contacts, or loops the compiled step does not know (packed is
+        sim._loop_spec(): False for a Pfaffian constraint or projection after every step): the
+        Python step handles those."""
+        if sim.controller is not None or packed is False:
             return False
         return sim.ground is None or not self.geometry.box_pairs
 
@@ -145,7 +155,7 @@ class ContactStepper:
                 char_length=float(model.characteristic_length()))
         return self._kernel
 
-    def run_compiled(self, sim, n, record=None):
+    def run_compiled(self, sim, n, record=None, packed=None):
         """Up to n steps of sim in engine.contactkernels.contact_advance (one compiled call):
         (steps taken, whether the next step needs the Python step)."""
         model = self.model
@@ -185,7 +195,6 @@ class ContactStepper:
         loop.load_fext(sim.f_ext)
         loop.tv[0] = sim.t
         loop.energy[:] = 0.0
-        packed = sim._loop_spec()
         ci, cf, nrows = packed if packed else (loop.no_ci, loop.no_cf, 0)
         gains = loop.loop_gains
         bg = sim.baumgarte() if packed else None
