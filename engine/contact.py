@@ -95,7 +95,6 @@ class Contact:
     other: str = "ground"
 
 
-
 def contact_arrays(model, contacts):
     """(body indices (k,), points (k, 3), normals (k, 3), forces (k, 3), penetrations (k,)) of a list
     of Contacts (Simulator.contact_arrays' layout)."""
@@ -106,6 +105,7 @@ def contact_arrays(model, contacts):
             np.array([c.normal for c in contacts], dtype=float).reshape(k, 3),
             np.array([c.force for c in contacts], dtype=float).reshape(k, 3),
             np.array([c.penetration for c in contacts], dtype=float).reshape(k))
+
 
 def _rot(R, x):
     """R[k] @ x[k] for stacks (k,3,3), (k,3), summed in a fixed order (elementwise arithmetic gives

@@ -109,8 +109,9 @@ def close_loops(m_bytes, ws, ws_k, q_new, v_new, t_end, ci, cf, gains, zero, pre
     """After a step with closed loops (as Simulator._keep_loops_closed): when the residual |f(q+)| of
     the holonomic rows exceeds the tolerance gains[3], (q+, v+) are projected back onto the loops in
     place (loopkernels.project_into; the velocity by the hybrid response: prescribed joints keep
-    theirs) and proj notes it (count, t_end, index in ci of the worst constraint, residual before). fr, Ar, br: rows scratch (nrows, nrows x nv, nrows); lw: loop_work_size floats; qs: nq
-    floats. OK, or PYTHON_STEP (the step is not taken) when the rows are degenerate, the projection
+    theirs) and proj notes it (count, t_end, index in ci of the worst constraint, residual before).
+    fr, Ar, br: rows scratch (nrows, nrows x nv, nrows); lw: loop_work_size floats; qs: nq floats.
+    OK, or PYTHON_STEP (the step is not taken) when the rows are degenerate, the projection
     needs Python, or the residual stays above the tolerance (the Python step raises LoopFailure)."""
     m = m_bytes.view(MODEL_DTYPE)
     nrows = fr.shape[0]

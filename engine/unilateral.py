@@ -155,9 +155,10 @@ class ContactStepper:
                 char_length=float(model.characteristic_length()))
         return self._kernel
 
-    def run_compiled(self, sim, n, record=None, packed=None):
+    def run_compiled(self, sim, n, record, packed):
         """Up to n steps of sim in engine.contactkernels.contact_advance (one compiled call):
-        (steps taken, whether the next step needs the Python step)."""
+        (steps taken, whether the next step needs the Python step). packed: sim._loop_spec() (None
+        without loops), passed in so one step() call packs its loops once."""
         model = self.model
         K = self._buffers()
         loop = sim._steploop()
