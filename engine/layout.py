@@ -12,6 +12,7 @@ MODEL_DTYPE = np.dtype([
     ("R", np.float64, (3, 3)), ("p", np.float64, (3,)),        # joint placement in the parent body
     ("a1", np.float64, (3,)), ("a2", np.float64, (3,)), ("a3", np.float64, (3,)),
     ("pitch", np.float64),
+    ("axis", np.int64),     # k when the joint is revolute about +-e_k with an unrotated placement, else -1
     ("I", np.float64, (6, 6)),                                   # generalized inertia, body frame
     ("mass", np.float64), ("com", np.float64, (3,)),
     ("armature", np.float64, (6,)), ("damping", np.float64, (6,)),

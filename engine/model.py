@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ModelError, ModelWarning, NameNotFound
-from .joints import Joint, Fixed, FIXED
+from .joints import Joint, Fixed, FIXED, REVOLUTE
 from .spatial import spatial_inertia, Ad, se3_inv
 from .layout import MODEL_DTYPE, WS_DTYPE  # noqa: F401  (re-exported: the kernels import them from here)
 
@@ -198,6 +198,19 @@ class ModelBuilder:
         return Model._from_specs(self)
 
 
+def _coordinate_axis(joint, T):
+    """k when the joint turns about +-e_k (exactly) and its placement T is not rotated (exactly the
+    identity), so that its pose T_i(q) = (Rot_k(+-q), p) has a sparse rotation the kernels exploit
+    (engine.algorithms.common.joint_pose); -1 for every other joint."""
+    if joint.code != REVOLUTE or joint.pitch != 0.0 or not np.array_equal(T[:3, :3], np.eye(3)):
+        return -1
+    a = np.asarray(joint.axis1, dtype=float)
+    nz = np.flatnonzero(a)
+    if nz.size != 1 or abs(a[nz[0]]) != 1.0:
+        return -1
+    return int(nz[0])
+
+
 class Workspace:
     """The scratch memory of the compiled kernels for one thread: one record array per algorithm
     (``WS_DTYPE``, one row per body) and the byte views handed to the kernels (a plain uint8 array
@@ -252,6 +265,7 @@ class Model:
         n = len(movable)
         m = np.zeros(n + 1, dtype=MODEL_DTYPE)
         m[0]["R"] = np.eye(3)
+        m[0]["axis"] = -1
         m[0]["g"][3:] = -builder.gravity
         joints = []
         iq = iv = 0
@@ -261,6 +275,7 @@ class Model:
             r["parent"], r["code"], r["iq"], r["iv"], r["nq"], r["nv"] = parent, j.code, iq, iv, j.nq, j.nv
             r["R"], r["p"] = T[:3, :3], T[:3, 3]
             r["a1"], r["a2"], r["a3"], r["pitch"] = j.axis1, j.axis2, j.axis3, j.pitch
+            r["axis"] = _coordinate_axis(j, T)
             r["armature"][:j.nv] = s.armature
             r["damping"][:j.nv] = s.damping
             joints.append(JointInfo(s.joint_name, j.kind, k, parent, iq, iv, j.nq, j.nv,

@@ -362,6 +362,14 @@ def congruence_add_blocks(R, p, G, tmp, out):
             x2 = R[r, 0] * G[r0, c0 + 2] + R[r, 1] * G[r0 + 1, c0 + 2] + R[r, 2] * G[r0 + 2, c0 + 2]
             for c in range(3):
                 tmp[r0 + r, c0 + c] = x0 * R[c, 0] + x1 * R[c, 1] + x2 * R[c, 2]
+    _shift_blocks_add(p, tmp, out)
+
+
+@njit(cache=True, inline="always")
+def _shift_blocks_add(p, tmp, out):
+    """The translation half of congruence_add_blocks: tmp holds the rotated blocks A, B, C (rows 0-2,
+    columns 0-2 / 3-5; rows 3-5, columns 3-5) and out += [[A - B[p] + [p]B^T - [p]C[p], B + [p]C],
+    [B^T - C[p], C]]. Rows 3-5, columns 0-2 of tmp are overwritten (scratch)."""
     p0, p1, p2 = p[0], p[1], p[2]
     # K = B [p] (row r of B crossed with p), L = C [p]
     for r in range(3):
@@ -419,6 +427,80 @@ def congruence_add_blocks(R, p, G, tmp, out):
     for r in range(3):
         for c in range(3):
             out[3 + r, 3 + c] += tmp[3 + r, 3 + c]
+
+
+@njit(cache=True, inline="always")
+def axis_rotate(k, c, s, x0, x1, x2):
+    """R x for R the rotation by the angle (cos, sin) = (c, s) about coordinate axis k; pass -s for
+    R^T x. With i = k+1, j = k+2 (cyclic): R e_k = e_k, R e_i = c e_i + s e_j, R e_j = -s e_i + c e_j."""
+    if k == 0:
+        return x0, c * x1 - s * x2, s * x1 + c * x2
+    if k == 1:
+        return c * x0 + s * x2, x1, c * x2 - s * x0
+    return c * x0 - s * x1, s * x0 + c * x1, x2
+
+
+@njit(cache=True, inline="always")
+def Ad_inv_axis_into(k, c, s, p, x, out):
+    """Ad_inv_into for R the rotation (c, s) about coordinate axis k: 8 products for R^T instead of
+    18."""
+    w0, w1, w2 = x[0], x[1], x[2]
+    out[0], out[1], out[2] = axis_rotate(k, c, -s, w0, w1, w2)
+    out[3], out[4], out[5] = axis_rotate(k, c, -s, x[3] + w1 * p[2] - w2 * p[1], x[4] + w2 * p[0] - w0 * p[2],
+                                         x[5] + w0 * p[1] - w1 * p[0])
+
+
+@njit(cache=True, inline="always")
+def Ad_inv_dual_axis_add(k, c, s, p, F, out):
+    """Ad_inv_dual_add for R the rotation (c, s) about coordinate axis k."""
+    m0, m1, m2 = axis_rotate(k, c, s, F[0], F[1], F[2])
+    f0, f1, f2 = axis_rotate(k, c, s, F[3], F[4], F[5])
+    out[0] += m0 + p[1] * f2 - p[2] * f1
+    out[1] += m1 + p[2] * f0 - p[0] * f2
+    out[2] += m2 + p[0] * f1 - p[1] * f0
+    out[3] += f0
+    out[4] += f1
+    out[5] += f2
+
+
+@njit(cache=True, inline="always")
+def _axis_rotate_symmetric(G, o, k, c, s, out):
+    """out[o:o+3, o:o+3] = R X R^T for the symmetric block X = G[o:o+3, o:o+3] and R the rotation (c, s)
+    about coordinate axis k: only the (i, j) plane mixes (i = k+1, j = k+2, cyclic)."""
+    i = k + 1 if k < 2 else 0
+    j = 3 - k - i
+    ki, kj, ii, ij, jj = G[o + k, o + i], G[o + k, o + j], G[o + i, o + i], G[o + i, o + j], G[o + j, o + j]
+    cc = c * c
+    ss = s * s
+    cs = c * s
+    out[o + k, o + k] = G[o + k, o + k]
+    t = c * ki - s * kj
+    out[o + k, o + i] = t
+    out[o + i, o + k] = t
+    t = s * ki + c * kj
+    out[o + k, o + j] = t
+    out[o + j, o + k] = t
+    out[o + i, o + i] = cc * ii - 2.0 * cs * ij + ss * jj
+    out[o + j, o + j] = ss * ii + 2.0 * cs * ij + cc * jj
+    t = cs * (ii - jj) + (cc - ss) * ij
+    out[o + i, o + j] = t
+    out[o + j, o + i] = t
+
+
+@njit(cache=True, inline="always")
+def congruence_axis_add(k, c, s, p, G, tmp, out):
+    """congruence_add_blocks for R the rotation (c, s) about coordinate axis k (a revolute joint
+    about a coordinate axis of an unrotated placement): the rotated blocks cost ~40 products
+    instead of 162; the translation half is the same."""
+    _axis_rotate_symmetric(G, 0, k, c, s, tmp)
+    _axis_rotate_symmetric(G, 3, k, c, s, tmp)
+    # B' = R B R^T: rows, then columns
+    for col in range(3):
+        tmp[0, 3 + col], tmp[1, 3 + col], tmp[2, 3 + col] = axis_rotate(k, c, s, G[0, 3 + col], G[1, 3 + col],
+                                                                         G[2, 3 + col])
+    for row in range(3):
+        tmp[row, 3], tmp[row, 4], tmp[row, 5] = axis_rotate(k, c, s, tmp[row, 3], tmp[row, 4], tmp[row, 5])
+    _shift_blocks_add(p, tmp, out)
 
 
 @njit(cache=True, inline="always")

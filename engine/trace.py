@@ -72,7 +72,7 @@ check_inputs = _uncompiled(_hybrid_mod.check_inputs)
 _sp = _uncompiled(_aba_mod.articulated_first_pass).__globals__
 mat6_vec = _sp["mat6_vec"]
 ad_dual_sub = _sp["ad_dual_sub"]
-Ad_inv_into = _uncompiled(_hybrid_mod.hybrid).__globals__["Ad_inv_into"]
+to_child = _uncompiled(_common.to_child)
 
 # ------------------------------------------------------------------ quantities
 TWISTS = ("V", "dV", "eta", "S")
@@ -280,7 +280,7 @@ def _trace(model, q, v, prescribed, a, tau, f_ext):
         nv, iv = mb.nv, mb.iv
         V_parent = pb.V.copy()
         velocity_pass_body(mb, wb, pb, q, v)
-        world_pose_body(wb, pb)
+        world_pose_body(mb, wb, pb)
         for r in range(6):
             for c in range(6):
                 wb.Ih[r, c] = mb.I[r, c]
@@ -327,7 +327,7 @@ def _trace(model, q, v, prescribed, a, tau, f_ext):
                 for c in range(6):
                     wb.Pi[r, c] = wb.Ih[r, c]
             if mb.parent > 0:
-                articulated_transfer(wb, pb)
+                articulated_transfer(mb, wb, pb)
             eqs = [
                 (f"Π_{i}", f"Î_{i}", "", wb.Pi),
                 (f"β_{i}", f"B̂_{i} + Î_{i}(η_{i} + S_{i} q̈_{i})",
@@ -369,7 +369,7 @@ def _trace(model, q, v, prescribed, a, tau, f_ext):
         p = pname(i)
         if prescribed[iv]:
             # as hybrid(): dV = Ad_{T^-1} dV_parent + S ddq + eta; F = Ih dV + Bh; tau = S^T F (+ armature ddq)
-            Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)
+            to_child(mb, wb, pb.dV, wb.dV)
             S = wb.S
             for r in range(6):
                 s = wb.eta[r]

@@ -1,7 +1,8 @@
 """Shared fixtures.
 
 - ``pair``: a random branching tree (>= 30 dof, every joint kind) built both as an engine model and
-  as a Pinocchio model (see ``random_trees.py``), parametrised over ``SEEDS``; cached per seed.
+  as a Pinocchio model (see ``random_trees.py``), parametrised over ``SEEDS`` and ``ALIGNED_SEEDS``
+  (trees whose revolute joints mostly turn about coordinate axes of unrotated placements); cached.
 - ``rng``: a seeded numpy Generator (fresh per test, so tests are reproducible one by one).
 - ``assert_close(a, b, tol=1e-9, what="")``: norm-wise relative comparison
   |a - b| <= tol * max(1, |b|).
@@ -83,8 +84,15 @@ def cached_pair(seed, **kw):
     return random_pair(seed, **kw)
 
 
-@pytest.fixture(params=SEEDS, ids=lambda s: f"seed{s}")
+# trees whose revolute joints mostly turn about +-e_k of unrotated placements (the kernels'
+# sparse-rotation path; random placements never take it)
+ALIGNED_SEEDS = [("aligned", s) for s in (300, 301, 302, 303)]
+
+
+@pytest.fixture(params=SEEDS + ALIGNED_SEEDS, ids=lambda s: f"seed{s}" if isinstance(s, int) else f"aligned{s[1]}")
 def pair(request):
+    if isinstance(request.param, tuple):
+        return cached_pair(request.param[1], axis_aligned=0.7)
     return cached_pair(request.param)
 
 

@@ -213,8 +213,13 @@ def _pick_parent(rng, names):
 
 
 def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None, planar_normal=None,
-                gravity=(0.0, 0.0, -9.81)):
+                gravity=(0.0, 0.0, -9.81), axis_aligned=0.0):
     """Build the same random branching tree in both libraries.
+
+    axis_aligned > 0: revolute joints are drawn four times as often and that fraction of them turns
+    about +-e_k of an unrotated placement (as in most URDFs: the kernels' sparse-rotation path,
+    ``Model`` field ``axis``); the default 0 leaves the random stream, hence every other test's
+    trees, unchanged.
 
     Every tree holds at least one joint of each kind in `kinds` (default: all of ``KINDS``), at least
     `min_dof` velocity coordinates, and at least one body with two or more movable children.
@@ -243,6 +248,8 @@ def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None, plan
     plan = (["free"] if floating else []) + rest
     weights = {"revolute": 4, "prismatic": 2, "helical": 1, "universal": 2, "spherical": 2,
                "planar": 1, "free": 0.5, "fixed": 2}
+    if axis_aligned > 0:
+        weights["revolute"] = 16       # mostly revolute joints, as in the robots this path is for
     if kinds is not None:
         weights = {k: w for k, w in weights.items() if k in kinds}
     wk = list(weights)
@@ -268,6 +275,11 @@ def random_pair(seed, min_dof=30, floating=None, armature=True, kinds=None, plan
             parent = _pick_parent(rng, pool)
         ej, pj = make_joint(kind, rng, planar_normal)
         T = np.eye(4) if (floating and k == 0) else random_placement(rng)
+        if axis_aligned > 0 and kind == "revolute" and rng.random() < axis_aligned:
+            a = np.zeros(3)
+            a[rng.integers(3)] = rng.choice((-1.0, 1.0))
+            ej, pj = engine.Revolute(a), pin.JointModelRevoluteUnaligned(a)
+            T[:3, :3] = np.eye(3)
         mass, com, Ic = random_inertia(rng, massless=(kind == "fixed" and rng.random() < 0.3))
         arm = rng.uniform(0.0, 0.2, size=ej.nv) if (armature and ej.nv) else None
         specs.append((name, parent, kind, ej, pj, T, mass, com, Ic, arm))

@@ -22,8 +22,8 @@ from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
 from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, spd_inverse,
-                     inertia_scale)
-from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec, congruence_add_blocks
+                     inertia_scale, to_child, wrench_to_parent_add, inertia_to_parent_add)
+from ..spatial import ad_dual_sub, mat6_vec
 
 
 @njit(cache=True, inline="always")
@@ -103,12 +103,19 @@ def articulated_backward_torque_1dof(mb, wb, pb, tau):
     S = wb.S
     U = wb.U
     D = mb.armature[0]
-    for r in range(6):
-        s = 0.0
-        for k in range(6):
-            s += Ih[r, k] * S[k, 0]
-        U[r, 0] = s
-        D += S[r, 0] * s
+    ax = mb.axis
+    if ax >= 0:                  # S = (+-e_k, 0): U is a column of Ih
+        sg = S[ax, 0]
+        for r in range(6):
+            U[r, 0] = sg * Ih[r, ax]
+        D += Ih[ax, ax]
+    else:
+        for r in range(6):
+            s = 0.0
+            for k in range(6):
+                s += Ih[r, k] * S[k, 0]
+            U[r, 0] = s
+            D += S[r, 0] * s
     if not (D > 1e-12 * inertia_scale(Ih)):
         return False
     Psi = 1.0 / D
@@ -117,6 +124,7 @@ def articulated_backward_torque_1dof(mb, wb, pb, tau):
     u = tau[mb.iv]
     for r in range(6):
         wb.beta[r] += wb.Bh[r]
+    for r in range(6):
         u -= S[r, 0] * wb.beta[r]
     wb.u[0] = u
     if mb.parent == 0:
@@ -129,7 +137,7 @@ def articulated_backward_torque_1dof(mb, wb, pb, tau):
             wb.Pi[r, c] = t
             wb.Pi[c, r] = t
         wb.beta[r] += w * u
-    articulated_transfer(wb, pb)
+    articulated_transfer(mb, wb, pb)
     return True
 
 
@@ -163,15 +171,15 @@ def articulated_backward_torque(mb, wb, pb, tau):
         for j in range(nv):
             s += W[r, j] * wb.u[j]
         wb.beta[r] += s
-    articulated_transfer(wb, pb)
+    articulated_transfer(mb, wb, pb)
     return True
 
 
 @njit(cache=True, inline="always")
-def articulated_transfer(wb, pb):
+def articulated_transfer(mb, wb, pb):
     """Ih_parent += Ad*_{T^-1} Pi Ad_{T^-1};  Bh_parent += Ad*_{T^-1} beta."""
-    congruence_add_blocks(wb.R, wb.p, wb.Pi, wb.tmp, pb.Ih)
-    Ad_inv_dual_add(wb.R, wb.p, wb.beta, pb.Bh)
+    inertia_to_parent_add(mb, wb, wb.Pi, pb.Ih)
+    wrench_to_parent_add(mb, wb, wb.beta, pb.Bh)
 
 
 @njit(cache=True, inline="always")
@@ -179,7 +187,7 @@ def articulated_forward_torque(mb, wb, pb, ddq):
     """Last pass of Table 3 for a torque-given joint: ddq_i and dV_i."""
     nv = mb.nv
     iv = mb.iv
-    Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)      # a' = Ad_{T^-1} dV_parent
+    to_child(mb, wb, pb.dV, wb.dV)              # a' = Ad_{T^-1} dV_parent
     U = wb.U
     S = wb.S
     if nv == 1:

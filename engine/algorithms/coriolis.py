@@ -58,7 +58,7 @@ def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
         wb = ws[i]
         pb = ws[mb.parent]
         joint_pose(mb, wb, q, v, True)
-        world_pose_body(wb, pb)
+        world_pose_body(mb, wb, pb)
         Rw = wb.Rw
         pw = wb.pw
         iv = mb.iv

@@ -27,7 +27,7 @@ def crba_passes(m, ws, q, M):
         mb = m[i]
         wb = ws[i]
         joint_pose(mb, wb, q, q, False)
-        world_pose_body(wb, ws[mb.parent])
+        world_pose_body(mb, wb, ws[mb.parent])
         R = wb.Rw
         p = wb.pw
         Ic = wb.Ih

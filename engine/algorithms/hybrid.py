@@ -14,10 +14,10 @@ import numpy as np
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec, check_result
+from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec, check_result, to_child
 from .aba import (articulated_first_pass, articulated_backward_torque, articulated_forward_torque,
                   articulated_transfer)
-from ..spatial import Ad_inv_into, mat6_vec
+from ..spatial import mat6_vec
 
 
 @njit(cache=True)
@@ -78,7 +78,7 @@ def hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out):
                 for r in range(6):
                     for c in range(6):
                         Pi[r, c] = wb.Ih[r, c]
-                articulated_transfer(wb, ws[mb.parent])
+                articulated_transfer(mb, wb, ws[mb.parent])
         else:
             if not articulated_backward_torque(mb, wb, ws[mb.parent], tau):
                 return -i
@@ -88,7 +88,7 @@ def hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out):
         pb = ws[mb.parent]
         iv = mb.iv
         if prescribed[iv]:
-            Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)
+            to_child(mb, wb, pb.dV, wb.dV)
             S = wb.S
             for r in range(6):
                 s = wb.eta[r]

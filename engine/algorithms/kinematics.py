@@ -25,7 +25,7 @@ def world_poses(m, ws, q):
         wb = ws[i]
         pb = ws[mb.parent]
         joint_pose(mb, wb, q, q, False)
-        world_pose_body(wb, pb)
+        world_pose_body(mb, wb, pb)
 
 
 @njit(cache=True)
@@ -46,7 +46,7 @@ def path_poses(m, ws, q, k):
         mb = m[j]
         wb = ws[j]
         joint_pose(mb, wb, q, q, False)
-        world_pose_body(wb, ws[mb.parent])
+        world_pose_body(mb, wb, ws[mb.parent])
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
@@ -166,7 +166,7 @@ def energy(m_bytes, ws_bytes, q, v, out):
             ke += 0.5 * wb.V[r] * wb.u[r]
         for j in range(mb.nv):      # rotor (armature) energy: M carries armature on its diagonal
             ke += 0.5 * mb.armature[j] * v[mb.iv + j] * v[mb.iv + j]
-        world_pose_body(wb, pb)
+        world_pose_body(mb, wb, pb)
         cc = mb.com
         for r in range(3):
             x = wb.pw[r] + wb.Rw[r, 0] * cc[0] + wb.Rw[r, 1] * cc[1] + wb.Rw[r, 2] * cc[2]
@@ -191,7 +191,7 @@ def body_velocities(m_bytes, ws_bytes, q, v, Vout, Tout):
         wb = ws[i]
         pb = ws[mb.parent]
         velocity_pass_body(mb, wb, pb, q, v)
-        world_pose_body(wb, pb)
+        world_pose_body(mb, wb, pb)
     for i in range(m.shape[0]):
         wb = ws[i]
         for r in range(6):

@@ -13,9 +13,9 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, check_vec, joint_pose
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, check_vec, joint_pose, to_child,
+                     wrench_to_parent_add, inertia_to_parent_add)
 from .aba import joint_space_inertia, articulated_inertia
-from ..spatial import Ad_inv_into, Ad_inv_dual_add, congruence_add_blocks
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, BOOL_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
@@ -49,7 +49,7 @@ def articulated_response(m_bytes, ws_bytes, q, prescribed, B, X):
                 return -i
             articulated_inertia(mb, wb)
         if mb.parent > 0:
-            congruence_add_blocks(wb.R, wb.p, wb.Pi, wb.tmp, ws[mb.parent].Ih)
+            inertia_to_parent_add(mb, wb, wb.Pi, ws[mb.parent].Ih)
     for col in range(B.shape[1]):
         for i in range(n + 1):
             for r in range(6):
@@ -79,13 +79,13 @@ def articulated_response(m_bytes, ws_bytes, q, prescribed, B, X):
                         s += wb.U[r, j] * wb.Sv[j]
                     wb.beta[r] += s
             if mb.parent > 0:
-                Ad_inv_dual_add(wb.R, wb.p, wb.beta, ws[mb.parent].Bh)
+                wrench_to_parent_add(mb, wb, wb.beta, ws[mb.parent].Bh)
         for i in range(1, n + 1):
             mb = m[i]
             wb = ws[i]
             nv = mb.nv
             iv = mb.iv
-            Ad_inv_into(wb.R, wb.p, ws[mb.parent].dV, wb.dV)
+            to_child(mb, wb, ws[mb.parent].dV, wb.dV)
             if prescribed[iv]:
                 for j in range(nv):
                     X[iv + j, col] = 0.0

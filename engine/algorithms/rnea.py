@@ -15,8 +15,9 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body
-from ..spatial import Ad_inv_into, Ad_inv_dual_add, ad_dual_sub, mat6_vec
+from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, to_child,
+                     wrench_to_parent_add)
+from ..spatial import ad_dual_sub, mat6_vec
 
 
 @njit(cache=True, inline="always")
@@ -32,7 +33,7 @@ def rnea_passes(m, ws, q, v, a, tau):
         wb = ws[i]
         pb = ws[mb.parent]
         velocity_pass_body(mb, wb, pb, q, v)
-        Ad_inv_into(wb.R, wb.p, pb.dV, wb.dV)
+        to_child(mb, wb, pb.dV, wb.dV)
         S = wb.S
         iv = mb.iv
         for r in range(6):
@@ -57,7 +58,7 @@ def rnea_passes(m, ws, q, v, a, tau):
                 s += S[r, j] * wb.F[r]
             tau[iv + j] = s
         if mb.parent > 0:
-            Ad_inv_dual_add(wb.R, wb.p, wb.F, ws[mb.parent].F)
+            wrench_to_parent_add(mb, wb, wb.F, ws[mb.parent].F)
 
 
 @njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)

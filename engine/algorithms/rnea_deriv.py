@@ -205,7 +205,7 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
         lp = mb.parent
         if not poses_ready:
             joint_pose(mb, wb, q, v, False)
-        world_pose_body(wb, ws[lp])
+        world_pose_body(mb, wb, ws[lp])
         Rw = wb.Rw
         pw = wb.pw
         vl = bvec[lp, V_W]
