@@ -268,12 +268,12 @@ def world_pose_body(mb, wb, pb):
             wb.Rw[r, k] = pb.Rw[r, k]
             wb.Rw[r, i] = c * x + s * y
             wb.Rw[r, j] = c * y - s * x
+            wb.pw[r] = pb.pw[r] + pb.Rw[r, 0] * wb.p[0] + pb.Rw[r, 1] * wb.p[1] + pb.Rw[r, 2] * wb.p[2]
     else:
         for r in range(3):
             for c in range(3):
                 wb.Rw[r, c] = pb.Rw[r, 0] * wb.R[0, c] + pb.Rw[r, 1] * wb.R[1, c] + pb.Rw[r, 2] * wb.R[2, c]
-    for r in range(3):
-        wb.pw[r] = pb.pw[r] + pb.Rw[r, 0] * wb.p[0] + pb.Rw[r, 1] * wb.p[1] + pb.Rw[r, 2] * wb.p[2]
+            wb.pw[r] = pb.pw[r] + pb.Rw[r, 0] * wb.p[0] + pb.Rw[r, 1] * wb.p[1] + pb.Rw[r, 2] * wb.p[2]
 
 
 @njit(cache=True, inline="always")
