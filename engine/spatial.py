@@ -300,6 +300,12 @@ def Ad_inv_dual_add(R, p, F, out):
     f0 = R[0, 0] * F[3] + R[0, 1] * F[4] + R[0, 2] * F[5]
     f1 = R[1, 0] * F[3] + R[1, 1] * F[4] + R[1, 2] * F[5]
     f2 = R[2, 0] * F[3] + R[2, 1] * F[4] + R[2, 2] * F[5]
+    _wrench_shift_add(p, m0, m1, m2, f0, f1, f2, out)
+
+
+@njit(cache=True, inline="always")
+def _wrench_shift_add(p, m0, m1, m2, f0, f1, f2, out):
+    """out += (m + p x f, f): the translation half of Ad*_{T^-1} for the rotated wrench (m, f)."""
     out[0] += m0 + p[1] * f2 - p[2] * f1
     out[1] += m1 + p[2] * f0 - p[0] * f2
     out[2] += m2 + p[0] * f1 - p[1] * f0
@@ -430,6 +436,13 @@ def _shift_blocks_add(p, tmp, out):
 
 
 @njit(cache=True, inline="always")
+def axis_plane(k):
+    """(i, j) = (k+1, k+2) cyclic: the plane the rotation about coordinate axis k turns."""
+    i = k + 1 if k < 2 else 0
+    return i, 3 - k - i
+
+
+@njit(cache=True, inline="always")
 def axis_rotate(k, c, s, x0, x1, x2):
     """R x for R the rotation by the angle (cos, sin) = (c, s) about coordinate axis k; pass -s for
     R^T x. With i = k+1, j = k+2 (cyclic): R e_k = e_k, R e_i = c e_i + s e_j, R e_j = -s e_i + c e_j."""
@@ -455,20 +468,14 @@ def Ad_inv_dual_axis_add(k, c, s, p, F, out):
     """Ad_inv_dual_add for R the rotation (c, s) about coordinate axis k."""
     m0, m1, m2 = axis_rotate(k, c, s, F[0], F[1], F[2])
     f0, f1, f2 = axis_rotate(k, c, s, F[3], F[4], F[5])
-    out[0] += m0 + p[1] * f2 - p[2] * f1
-    out[1] += m1 + p[2] * f0 - p[0] * f2
-    out[2] += m2 + p[0] * f1 - p[1] * f0
-    out[3] += f0
-    out[4] += f1
-    out[5] += f2
+    _wrench_shift_add(p, m0, m1, m2, f0, f1, f2, out)
 
 
 @njit(cache=True, inline="always")
 def _axis_rotate_symmetric(G, o, k, c, s, out):
     """out[o:o+3, o:o+3] = R X R^T for the symmetric block X = G[o:o+3, o:o+3] and R the rotation (c, s)
     about coordinate axis k: only the (i, j) plane mixes (i = k+1, j = k+2, cyclic)."""
-    i = k + 1 if k < 2 else 0
-    j = 3 - k - i
+    i, j = axis_plane(k)
     ki, kj, ii, ij, jj = G[o + k, o + i], G[o + k, o + j], G[o + i, o + i], G[o + i, o + j], G[o + j, o + j]
     cc = c * c
     ss = s * s

@@ -30,8 +30,8 @@ import numpy as np
 from numba import njit, types
 
 from ..joints import joint_calc
-from ..spatial import (Ad_inv_into, Ad_inv_axis_into, Ad_inv_dual_add, Ad_inv_dual_axis_add, ad_into,
-                       congruence_add_blocks, congruence_axis_add)
+from ..spatial import (axis_plane, Ad_inv_into, Ad_inv_axis_into, Ad_inv_dual_add, Ad_inv_dual_axis_add,
+                       ad_into, congruence_add_blocks, congruence_axis_add)
 
 # the model and workspaces cross into the kernels as bytes and are viewed back as records inside
 MODEL_T = types.Array(types.uint8, 1, "C")   # the model: never written by a kernel
@@ -77,8 +77,7 @@ def axis_pose(mb, wb, q):
     th = sg * q[mb.iq]
     c = np.cos(th)
     s = np.sin(th)
-    i = k + 1 if k < 2 else 0
-    j = 3 - k - i
+    i, j = axis_plane(k)
     R = wb.R
     S = wb.S
     for r in range(3):
@@ -123,8 +122,7 @@ def joint_pose(mb, wb, q, v, rates):
 def axis_angle(mb, wb):
     """(k, cos, sin) of body i's joint rotation when mb.axis = k >= 0 (read back from wb.R)."""
     k = mb.axis
-    i = k + 1 if k < 2 else 0
-    j = 3 - k - i
+    i, j = axis_plane(k)
     return k, wb.R[i, i], wb.R[j, i]
 
 
@@ -260,8 +258,7 @@ def world_pose_body(mb, wb, pb):
     if mb.axis >= 0:
         # R = Rot_k: column k of the parent's rotation stays, columns i and j turn by the angle
         k, c, s = axis_angle(mb, wb)
-        i = k + 1 if k < 2 else 0
-        j = 3 - k - i
+        i, j = axis_plane(k)
         for r in range(3):
             x = pb.Rw[r, i]
             y = pb.Rw[r, j]
