@@ -3,9 +3,10 @@
 Start-up: the window appears at once; the engine (whose numba kernels take a minute or two to
 compile the first time, and under a second after that) is loaded in the background while the
 window shows which kernels are being compiled; then the model is loaded and starts running.
-A cold start compiles in a child process (``python -c "import engine"``, which fills the kernel
-cache) so the window's thread never waits for the compiler's hold on the interpreter; the engine
-is then imported warm. A warm start imports it directly in a thread.
+A cold start compiles in a child process (``engine.warmup.prepare``, which fills the kernel cache
+with every kernel of an explicit signature) so the window's thread never waits for the compiler's
+hold on the interpreter; the engine then loads those kernels warm, in a thread. A warm start
+imports the engine and loads them directly in that thread.
 With ``screenshot`` and ``quit_after`` the program runs the model that many seconds, writes a PNG
 of the whole window and exits."""
 from __future__ import annotations
@@ -19,12 +20,14 @@ import time
 
 T_START = time.time()     # when this module was first imported (the CLI imports it at once)
 
-# the modules whose first import compiles kernels, in import order (for the progress display)
-ENGINE_MODULES = ("engine.spatial", "engine.joints", "engine.model", "engine.algorithms.common",
-                  "engine.algorithms.rnea", "engine.algorithms.aba", "engine.algorithms.hybrid",
+# the modules whose kernels the window waits for (engine.warmup.prepare loads or compiles them), in
+# its order: the progress display (engine.warmup.APP_MODULES, copied: this module must not import the
+# engine); the derivatives' kernels follow in the child's warm-up, or load at their first call
+ENGINE_MODULES = ("engine.algorithms.rnea", "engine.algorithms.aba", "engine.algorithms.hybrid",
                   "engine.algorithms.crba", "engine.algorithms.kinematics", "engine.algorithms.liegroup",
-                  "engine.algorithms.coriolis", "engine.api", "engine.urdf", "engine.simulator",
-                  "engine.catalog")
+                  "engine.algorithms.coriolis", "engine.poses", "engine.algorithms.frames",
+                  "engine.algorithms.response", "engine.loopkernels", "engine.steploop")
+PREPARED = "jointlab: prepared "     # the child's line after each module of ENGINE_MODULES
 
 
 def _kernel_cache_dir():
@@ -60,6 +63,7 @@ CHILD_IMPORTED = "jointlab: engine imported"
 # while the session goes on, compile every kernel that compiles only at its first call
 # (it ends with the app: engine.warmup.exit_with_parent)
 CHILD_CODE = ("import sys, os, engine, engine.catalog, engine.warmup; engine.warmup.exit_with_parent(); "
+              f"engine.warmup.prepare(lambda m: print({PREPARED!r} + m, file=sys.stderr, flush=True), engine.warmup.APP_MODULES); "
               f"print({CHILD_IMPORTED!r}, file=sys.stderr, flush=True); "
               "hasattr(os, 'nice') and os.nice(10); "
               "engine.warmup.run()")
@@ -84,6 +88,8 @@ class EngineImport:
                 self._compile_in_child()
             import engine
             import engine.catalog  # noqa: F401
+            import engine.warmup
+            engine.warmup.prepare(self.compiled.add, engine.warmup.APP_MODULES)   # the window's first calls' kernels
             self.engine = engine
         except BaseException as exc:   # shown in the window, never a silent failure
             self.error = exc
@@ -91,20 +97,20 @@ class EngineImport:
         self.done.set()
 
     def _compile_in_child(self):
-        """Fill the kernel cache from a child process; follow its imports (-X importtime). Returns
-        once the child has imported the engine (then this process loads it from the cache) and
-        leaves the child compiling the rest (engine.warmup) in the background."""
+        """Fill the kernel cache from a child process; follow its progress (a line per module of
+        ENGINE_MODULES prepared). Returns once the child has prepared those kernels (then this
+        process loads them from the cache) and leaves the child compiling the rest
+        (engine.warmup.run) in the background."""
         try:
-            self.child = subprocess.Popen([sys.executable, "-X", "importtime", "-c", CHILD_CODE],
+            self.child = subprocess.Popen([sys.executable, "-c", CHILD_CODE],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         except OSError:
             return                      # then the import below compiles in this process
         for line in self.child.stderr:
             if line.strip() == CHILD_IMPORTED:
                 break
-            name = line.rsplit("|", 1)[-1].strip()
-            if name.startswith("engine"):
-                self.compiled.add(name)
+            if line.startswith(PREPARED):
+                self.compiled.add(line[len(PREPARED):].strip())
         threading.Thread(target=self._drain, name="jointlab-warmup", daemon=True).start()
 
     def _drain(self):
@@ -113,7 +119,7 @@ class EngineImport:
         self.child.wait()
 
     def progress(self):
-        done = self.compiled | {m for m in ENGINE_MODULES if m in sys.modules}
+        done = set(self.compiled)
         n = sum(1 for m in ENGINE_MODULES if m in done)
         current = next((m for m in ENGINE_MODULES if m not in done), None)
         return n, len(ENGINE_MODULES), current
@@ -159,8 +165,11 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
             n, total, current = loader.progress()
             el = time.perf_counter() - loader.t0
             what = f" ({current.split('.')[-1]})" if current else ""
-            win.show_progress(f"Compiling dynamics kernels{what}, {n}/{total} modules, {el:.0f} s\n"
-                              "(first start only: later starts take about a second)", n, total)
+            if loader.child is None:     # a warm cache: loading, not compiling
+                win.show_progress(f"Loading dynamics kernels{what}, {n}/{total} modules", n, total)
+            else:
+                win.show_progress(f"Compiling dynamics kernels{what}, {n}/{total} modules, {el:.0f} s\n"
+                                  "(first start only: later starts take about a second)", n, total)
             return
         poll_timer.stop()
         stamp("engine")

@@ -29,7 +29,6 @@ whose rows are a Python callback, has its rows differentiated by central differe
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from .api import (_as_vector, _as_mask, _raise, _zero_quaternion, _load_fext, integrate, jacobian, hybrid_dynamics)
 from .constrained import constrained_forward_dynamics
@@ -379,6 +378,7 @@ def _integrate_jacobians(model, v, h):
     """(Jq, Jv): the tangent-space Jacobians of q' = integrate(q, h v) with respect to q and v.
     Vector-space joints: (1, h). Lie-group joints: Ad_{exp(-h v)} and h J_r(h v) (J_r the right
     Jacobian of the exponential, from one matrix exponential of a block matrix)."""
+    import scipy.linalg      # here, not at module level: importing scipy costs 0.2 s of `import engine`
     nv = model.nv
     Jq, Jv = np.eye(nv), h * np.eye(nv)
     for iv, n, kind in _lie_blocks(model):

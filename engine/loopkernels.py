@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit, types
 
-from .algorithms.common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, bias_pass
+from .algorithms.common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, bias_pass
 from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
 from .algorithms.liegroup import integrate
@@ -307,7 +307,7 @@ def project_views(lw, nv, nr):
     return dq, xi, y, zero, hrow, f, bias, A, AT, G, K, L, sa, sb, Ja, Jb
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, VEC_T), cache=True)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, VEC_T), cache=True)
 def constraint_rows(m_bytes, ws_bytes, q, v, ci, cf, f, A, bias):
     """f (m; NaN on nonholonomic rows), A (m x nv), bias = dA dq (m) of the packed constraints."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -451,7 +451,7 @@ def constrained_dynamics_into(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau,
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, IMAT_T, MAT_T, types.int64, VEC_T,
+@kernel(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, IMAT_T, MAT_T, types.int64, VEC_T,
              VEC_T, VEC_T, VEC_T), cache=True)
 def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, cf, nrows, gains,
                          a_out, tau_out, lam):

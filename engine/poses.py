@@ -10,9 +10,9 @@ then, for the frame f = T_world_k P (P its placement in body k):
 """
 from __future__ import annotations
 
-from numba import njit, types
+from numba import types
 
-from .algorithms.common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose
+from .algorithms.common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose
 from .algorithms.kinematics import world_poses, path_poses
 from .model import MODEL_DTYPE, WS_DTYPE
 
@@ -21,7 +21,7 @@ LOCAL, WORLD, LOCAL_WORLD_ALIGNED = 0, 1, 2
 FRAME_CODES = {"local": LOCAL, "world": WORLD, "local_world_aligned": LOCAL_WORLD_ALIGNED}
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
 def body_poses(m_bytes, ws_bytes, q, out):
     """out[i - 1] = T_world_i (4 x 4) for the movable bodies i = 1..n."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -42,7 +42,7 @@ def body_poses(m_bytes, ws_bytes, q, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, types.int64, MAT_T, types.int64, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, types.int64, MAT_T, types.int64, MAT_T), cache=True, fastmath=FASTMATH)
 def frame_jacobian(m_bytes, ws_bytes, q, k, P, frame, J):
     """J (6 x nv, zero on entry): Jacobian of the frame with placement P (4 x 4) in body k >= 1,
     rows (angular, linear), in `frame` (LOCAL, WORLD or LOCAL_WORLD_ALIGNED)."""

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, types
 
 from .model import MODEL_DTYPE, WS_DTYPE
-from .algorithms.common import MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
+from .algorithms.common import kernel, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
 from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
 from .algorithms.rnea import rnea
@@ -251,7 +251,7 @@ def _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, types.float64, VEC_T, VEC_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T),
+@kernel(STATUS(MODEL_T, WS_T, types.float64, VEC_T, VEC_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T),
       cache=True)
 def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base, tau_cmd, a_cmd):
     """(a_cmd, tau_cmd) of the input laws at (t, q, v), as one step of ``advance`` computes them
@@ -473,7 +473,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
+@kernel(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
              BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
              VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T),
       cache=True)

@@ -5,9 +5,11 @@
 The app's first start runs this in a background child process while its window comes up, so no
 kernel compiles later in the middle of a session (the first loop model, the first contact, the
 first "Linearize here" would otherwise stall for seconds). ``benchmarks/cold_start.py`` times it
-from an empty cache. Kernels with explicit signatures compile when their module is imported; the
-others (contact, batches, the step loop's helpers) at their first call, with the argument types
-these calls give them: the same types every caller passes (float64 C arrays, the packed model).
+from an empty cache. Every kernel compiles (or loads from the cache) at its first call: those with
+an explicit signature (``engine.algorithms.common.Kernel``, the entry points Python calls; ``prepare``
+loads them all) in that signature, the others (contact, batches, the step loop's helpers) with the
+argument types these calls give them: the same types every caller passes (float64 C arrays, the
+packed model).
 """
 from __future__ import annotations
 
@@ -75,11 +77,41 @@ def _batches(engine, m, q, v, x):
         engine.batch.rollout(m, Q, V, np.zeros((3, m.nv)), 1e-3, integrator=integrator, threads=1)
 
 
+# the modules that define kernels with an explicit signature, in the order prepare() loads them:
+# first those a simulation in the app calls (dynamics, kinematics, loops, the step loop; app/gui.py
+# shows APP_MODULES as its start-up progress), then the derivatives
+APP_MODULES = ("engine.algorithms.rnea", "engine.algorithms.aba", "engine.algorithms.hybrid",
+               "engine.algorithms.crba", "engine.algorithms.kinematics", "engine.algorithms.liegroup",
+               "engine.algorithms.coriolis", "engine.poses", "engine.algorithms.frames",
+               "engine.algorithms.response", "engine.loopkernels", "engine.steploop")
+KERNEL_MODULES = APP_MODULES + ("engine.algorithms.rnea_deriv", "engine.algorithms.aba_deriv",
+                                "engine.algorithms.hybrid_deriv", "engine.algorithms.constraint_deriv",
+                                "engine.algorithms.constrained_deriv")
+
+
+def prepare(log=None, modules=KERNEL_MODULES):
+    """Compile (or load from the cache) every kernel with an explicit signature in `modules`, module
+    by module; log(module name) hears each module done. What ``import engine`` did before the
+    kernels were prepared at their first call: the app runs it (APP_MODULES) in the background so
+    that its window's first calls find the kernels ready."""
+    import importlib
+    from engine.algorithms.common import Kernel
+    for name in modules:
+        mod = importlib.import_module(name)
+        for obj in list(vars(mod).values()):
+            if isinstance(obj, Kernel):
+                obj._prepare()
+        if log is not None:
+            log(name)
+
+
 def run(log=None):
     """Call every public path once (see the module docstring). log(str) hears each stage."""
     say = log or (lambda s: None)
     t0 = time.perf_counter()
     import engine
+    prepare()
+    say(f"kernels with a signature {time.perf_counter() - t0:.1f} s")
     from engine.catalog import load_model, initial_state
     say(f"import engine {time.perf_counter() - t0:.1f} s")
     with warnings.catch_warnings():

@@ -67,3 +67,42 @@ def test_warm_up_runs_as_a_module():
                        timeout=1800)
     assert r.returncode == 0, r.stderr[-4000:]
     assert "every kernel ready in" in r.stdout
+
+
+PREPARE = r"""
+import sys
+import engine.warmup
+from engine.algorithms.common import Kernel
+from app import gui
+assert gui.ENGINE_MODULES == engine.warmup.APP_MODULES, "app/gui.py's progress list differs from the engine's"
+engine.warmup.prepare()
+pending = sorted(f"{mod}.{k}" for mod, m in list(sys.modules.items()) if mod.startswith("engine")
+                 for k, obj in vars(m).items() if isinstance(obj, Kernel) and obj._pending is not None)
+print("kernels prepare() left unprepared:", pending)
+assert not pending, pending
+"""
+
+
+def test_prepare_loads_every_kernel_with_a_signature():
+    """engine.warmup.prepare (what the app's loader runs before its window's first call) leaves no
+    kernel of an explicit signature unprepared: a kernel module missing from KERNEL_MODULES fails,
+    and the app's progress list is the same list."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", PREPARE], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=1800)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+
+
+def test_a_kernel_keeps_its_signature():
+    """A kernel prepared at its first call behaves as njit(signature): an argument of another type
+    raises TypeError (the wrappers' slow path converts it), no second specialisation compiles."""
+    import numpy as np
+    import pytest
+    from engine.algorithms.liegroup import state_bounded
+    x = np.zeros(3)
+    assert state_bounded(x, x, x)
+    with pytest.raises(TypeError):
+        state_bounded(x.astype(np.float32), x, x)
+    with pytest.raises(TypeError):
+        state_bounded(np.zeros((3, 2))[:, 0], x, x)        # not contiguous
+    assert len(state_bounded.signatures) == 1

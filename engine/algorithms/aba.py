@@ -21,7 +21,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, spd_inverse,
+from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, spd_inverse,
                      inertia_scale, to_child, wrench_to_parent_add, inertia_to_parent_add)
 from ..spatial import ad_dual_sub, mat6_vec
 
@@ -216,7 +216,7 @@ def articulated_forward_torque(mb, wb, pb, ddq):
         wb.dV[r] += s
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def aba(m_bytes, ws_bytes, q, v, tau, ddq):
     """ddq = M(q)^-1 (tau - b(q, dq) + sum J^T F_ext). Status code (see common)."""
     m = m_bytes.view(MODEL_DTYPE)

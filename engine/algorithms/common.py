@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import CPUDispatcher
 
 from ..joints import joint_calc
 from ..spatial import (axis_plane, Ad_inv_into, Ad_inv_axis_into, Ad_inv_dual_add, Ad_inv_dual_axis_add,
@@ -46,6 +48,45 @@ FASTMATH = {"contract", "reassoc", "nsz", "arcp"}
 
 OK = 0
 OVERFLOW = 1
+
+
+class Kernel(CPUDispatcher):
+    """A compiled entry point with one explicit signature, prepared at its first call instead of at
+    import: the first call (from Python, or another kernel being typed) compiles the signature or
+    loads it from the cache, then closes the kernel to every other signature. So it behaves as
+    ``njit(signature)`` (an argument of another type raises TypeError, which the wrappers' slow path
+    converts) while ``import engine`` loads none of the kernels a session does not use."""
+
+    def _prepare(self):
+        with global_compiler_lock:      # numba's own (re-entrant) lock: no second lock to order
+            sig = self._pending
+            if sig is not None:
+                self.compile(sig)
+                self.disable_compile()
+                self._pending = None
+
+    def _compile_for_args(self, *args, **kws):
+        if self._pending is None:
+            return super()._compile_for_args(*args, **kws)
+        self._prepare()
+        return self      # numba calls what this returns with the arguments: now the compiled signature or TypeError
+
+    def get_call_template(self, args, kws):
+        if self._pending is not None:
+            self._prepare()
+        return super().get_call_template(args, kws)
+
+
+def kernel(signature, cache=True, **options):
+    """Decorator of the kernels Python calls: ``@kernel(STATUS(MODEL_T, ...), fastmath=FASTMATH)``,
+    a lazily prepared ``njit(signature)`` (see Kernel)."""
+    def wrap(fn):
+        disp = Kernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True, boundscheck=None))
+        if cache:
+            disp.enable_caching()
+        disp._pending = signature
+        return disp
+    return wrap
 
 
 @njit(cache=True, inline="always")

@@ -29,7 +29,7 @@ from numba import njit, types
 
 from ..layout import MODEL_DTYPE, WS_DTYPE
 from ..loopkernels import rows_into, spd_factor, spd_solve, IMAT_T, RANK_DEFICIENT
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW, check_vec
+from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW, check_vec
 from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs, ARR3_T, INDEX_T
 from .aba_deriv import ltdl_solve, acceleration_update, torque_minus_bias, factor_mass_matrix
 from .constraint_deriv import constraint_derivatives
@@ -82,7 +82,7 @@ def kkt_views(kw, nv, nr):
     return f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv, a0, rhs
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, types.Array(types.float64, 2, "C"), VEC_T, VEC_T,
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, types.Array(types.float64, 2, "C"), VEC_T, VEC_T,
              INDEX_T, INDEX_T, BOOL2_T, BOOL_T, VEC_T, VEC_T, ARR3_T, ARR3_T), cache=True, fastmath=FASTMATH)
 def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc, cbody, on, flags, a, lam,
                             out, lout):

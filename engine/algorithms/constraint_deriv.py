@@ -46,7 +46,7 @@ from ..joints import UNIVERSAL
 from ..loopkernels import (POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING, C_KIND, C_BODY_A, C_BODY_B, C_ROW,
                            C_ROWS, C_IV_I, C_IV_J, F_PA, F_PB, F_D, F_RATIO, F_RADIUS, F_AXIS, COINCIDENT,
                            FLAT_DISK, IMAT_T)
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
 from .rnea_deriv import work_views, S_W, RHO, SIG_Q, SIG_V, V_W, A_W
 
 # rows of a frame's state and of its derivative tables
@@ -360,7 +360,7 @@ def rolling_rows(m, dvec, ci, cf, c, R, st, Dc, on, lam, A, Dq, Dv, dW, t, u):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, ARR5_T, ARR3_T, INT_T,
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, ARR5_T, ARR3_T, INT_T,
              types.Array(types.boolean, 2, "C"), MAT_T), cache=True, fastmath=FASTMATH)
 def constraint_derivatives(m_bytes, ws_bytes, work, ci, cf, lam, A, dATl, Dq, Dv, D, dW, cbody, on, tv):
     """After ``rnea_derivatives`` at (q, dq, ddq) on the same ws and work: A (rows x nv), the

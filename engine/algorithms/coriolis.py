@@ -20,10 +20,10 @@ entries of each joint's columns against its ancestors'): O(n d) for a tree of de
 """
 from __future__ import annotations
 
-from numba import njit, types
+from numba import types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose,
+from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose,
                      set_identity_pose, world_pose_body)
 from ..spatial import rigid_inertia_to_parent, Ad_column_into, inertia_ad_into, hbar_sub, mat6_vec
 
@@ -31,7 +31,7 @@ ARR3_T = types.Array(types.float64, 3, "C")
 ARR4_T = types.Array(types.float64, 4, "C")
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR4_T, MAT_T, ARR3_T, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR4_T, MAT_T, ARR3_T, MAT_T), cache=True, fastmath=FASTMATH)
 def coriolis(m_bytes, ws_bytes, q, v, cols, comp, Vw, x, C):
     """Fill C (nv x nv, zero on entry). Scratch, nothing allocated: cols (2, 6, nv) the world
     columns s_k and ds_k/dt; comp (n+1, 2, 6, 6) Ic_i and Bc_i; Vw (n+1, 6) the world twists V^w_i;

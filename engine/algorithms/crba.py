@@ -14,7 +14,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
+from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
                      set_identity_pose)
 from ..spatial import rigid_inertia_to_parent, Ad_column_into
 
@@ -77,7 +77,7 @@ def crba_passes(m, ws, q, M):
             j = pj.parent
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
 def crba(m_bytes, ws_bytes, q, M):
     """Fill M (nv x nv; entries where neither body is an ancestor of the other are zeroed here).
     Status code (see common)."""

@@ -13,13 +13,13 @@ k, with S_j in frame {j} and (R_j, p_j) its world pose, the columns
 """
 from __future__ import annotations
 
-from numba import njit, types
+from numba import types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_state, bias_pass
+from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_state, bias_pass
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
 def frame_kinematics(m_bytes, ws_bytes, q, v, k, P, out, J):
     """out (8 x 3): rows 0-2 R (world rotation of the frame), 3 p, 4 omega, 5 vel, 6 alpha, 7 acc;
     J (6 x nv): rows 0-2 Jw, 3-5 Jv (zero outside the path). Status code."""

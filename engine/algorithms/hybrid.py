@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec, check_result, to_child
+from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec, check_result, to_child
 from .aba import (articulated_first_pass, articulated_backward_torque, articulated_forward_torque,
                   articulated_transfer)
 from ..spatial import mat6_vec
@@ -47,7 +47,7 @@ def check_inputs(m, q, v, prescribed, a, tau):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out):
     """Table 4. prescribed[k] True: ddq_k read from a, tau_k computed; False: tau_k read from tau,
     ddq_k computed. Writes both a_out and tau_out completely. Status code (see common)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from numba import njit, types
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, check_result, check_state, joint_pose,
+from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, check_result, check_state, joint_pose,
                      velocity_pass_body, world_pose_body, set_identity_pose, bias_pass)
 from ..spatial import mat6_vec
 
@@ -49,7 +49,7 @@ def path_poses(m, ws, q, k):
         world_pose_body(mb, wb, ws[mb.parent])
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, MAT_T), cache=True, fastmath=FASTMATH)
 def forward_kinematics(m_bytes, ws_bytes, q, out):
     """out[i] = (R_world_i row-major (9), p_world_i (3)) for i = 0..n."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -67,7 +67,7 @@ def forward_kinematics(m_bytes, ws_bytes, q, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, types.int64, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, types.int64, MAT_T), cache=True, fastmath=FASTMATH)
 def body_jacobian(m_bytes, ws_bytes, q, k, J):
     """J (6 x nv, zero on entry): Jacobian of body k's twist in its own frame {k}."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -109,7 +109,7 @@ def body_jacobian(m_bytes, ws_bytes, q, k, J):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def center_of_mass(m_bytes, ws_bytes, q, out):
     """out = (com_world (3), total mass)."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -141,7 +141,7 @@ def center_of_mass(m_bytes, ws_bytes, q, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def energy(m_bytes, ws_bytes, q, v, out):
     """out = (kinetic, potential): sum 1/2 V_i^T I_i V_i + 1/2 armature_i dq_i^2 (= 1/2 dq^T M dq) and
     -sum m_i g . c_i (g = -dV_0 linear part)."""
@@ -176,7 +176,7 @@ def energy(m_bytes, ws_bytes, q, v, out):
     return check_result(out, 2)
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
 def body_velocities(m_bytes, ws_bytes, q, v, Vout, Tout):
     """Vout[i] = V_i (body twist, frame {i}); Tout[i] = world pose (R row-major, p) for i = 0..n."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -203,7 +203,7 @@ def body_velocities(m_bytes, ws_bytes, q, v, Vout, Tout):
     return OK
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
 def body_bias(m_bytes, ws_bytes, q, v, Tout, Vout, Aout):
     """For i = 0..n: Tout[i] world pose (R row-major, p), Vout[i] body twist V_i, Aout[i] the body
     acceleration dV_i the velocities alone produce (ddq = 0, no gravity): Table 2's forward pass."""

@@ -5,17 +5,16 @@ simulator's bound check on a state."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..model import MODEL_DTYPE
-from .common import FASTMATH, MODEL_T, VEC_T, STATUS, OK, check_vec
+from .common import kernel, FASTMATH, MODEL_T, VEC_T, STATUS, OK, check_vec
 from ..joints import joint_integrate, joint_difference, SPHERICAL, FREE, PLANAR
 from ..spatial import ad_into
 
 LIMIT = 1e10   # a state entry beyond this is treated as divergence
 
 
-@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def integrate(m_bytes, q, dv, out):
     """out = q (+) dv: each joint moves along its group's exponential (body-frame increments)."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -30,7 +29,7 @@ def integrate(m_bytes, q, dv, out):
     return OK
 
 
-@njit(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def difference(m_bytes, q0, q1, out):
     """out = dv with integrate(q0, dv) = q1."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -45,7 +44,7 @@ def difference(m_bytes, q0, q1, out):
     return OK
 
 
-@njit((MODEL_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
+@kernel((MODEL_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True)
 def dexp_inv_into(mbytes, xi, v, out, x, g, b):
     """out = dexp^-1_{-xi}(v) ~ v + 1/2 [xi, v] + 1/12 [xi, [xi, v]] joint by joint (identity for
     joints whose group is commutative). x, g (6) and b (12) are scratch: nothing is allocated."""
@@ -87,7 +86,7 @@ def dexp_inv_into(mbytes, xi, v, out, x, g, b):
             out[iv], out[iv + 1], out[iv + 2] = x[3], x[4], x[2]
 
 
-@njit((VEC_T, VEC_T, VEC_T), cache=True)
+@kernel((VEC_T, VEC_T, VEC_T), cache=True)
 def state_bounded(q, v, a):
     """True when every entry is finite and |x| <= LIMIT (1e10) (NaN fails the comparison)."""
     for x in (q, v, a):

@@ -10,15 +10,14 @@ dynamics needs.
 """
 from __future__ import annotations
 
-from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, check_vec, joint_pose, to_child,
+from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, check_vec, joint_pose, to_child,
                      wrench_to_parent_add, inertia_to_parent_add)
 from .aba import joint_space_inertia, articulated_inertia
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, BOOL_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, BOOL_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)
 def articulated_response(m_bytes, ws_bytes, q, prescribed, B, X):
     """X[:, k] = accelerations from the generalized force B[:, k] (nv x k each). Status code."""
     m = m_bytes.view(MODEL_DTYPE)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, to_child,
+from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, to_child,
                      wrench_to_parent_add)
 from ..spatial import ad_dual_sub, mat6_vec
 
@@ -61,7 +61,7 @@ def rnea_passes(m, ws, q, v, a, tau):
             wrench_to_parent_add(mb, wb, wb.F, ws[mb.parent].F)
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T), cache=True, fastmath=FASTMATH)
 def rnea(m_bytes, ws_bytes, q, v, a, tau):
     """tau = M(q) ddq + b(q, dq) - sum J^T F_ext. Status code (see common)."""
     m = m_bytes.view(MODEL_DTYPE)

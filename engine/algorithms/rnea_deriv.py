@@ -46,7 +46,7 @@ from numba import njit, types
 
 from ..joints import UNIVERSAL
 from ..layout import MODEL_DTYPE, WS_DTYPE
-from .common import (FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, check_vec, joint_pose, world_pose_body,
+from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, check_vec, joint_pose, world_pose_body,
                      set_identity_pose)
 from ..spatial import ad_into, Ad_inv_dual_add, inertia_ad_into, hbar_sub
 
@@ -384,7 +384,7 @@ def work_size(n1, nv):
     return n1 * 108 + max(nv, 1) * 48 + 24 + 2 * nv * nv
 
 
-@njit(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
 def rnea_derivatives(m_bytes, ws_bytes, q, v, a, work, out):
     """Kernel: out[0] = dtau/dq, out[1] = dtau/dv, out[2] = M (see the module docstring).
     External wrenches come from the workspace (ws[i].fext, body frames). Status code (see common)."""
