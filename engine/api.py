@@ -2,11 +2,13 @@
 
 Each wrapper hands the packed model, the calling thread's workspace for the algorithm
 (``model._work()``: every thread gets its own, so concurrent calls on one model do not interfere)
-and the caller's vectors to one compiled kernel. The kernels check lengths and finiteness
-themselves and return a status code, so the common case (writable float64 vectors) costs one
-compiled call; anything else (lists, ints, float32, read-only or non-contiguous arrays) is
-converted once on a slow path. Bad input raises ``InputError`` (a ValueError) naming the argument:
-"q: expected 7, got 6"; finite input whose result overflows raises ``NumericalOverflow``.
+and the caller's vectors to one compiled kernel through ``_invoke``, the one call helper (the
+kernels' side of the convention, argument types and status codes, is ``engine/layout.py``). The
+kernels check lengths and finiteness themselves and return a status code, so the common case
+(writable float64 vectors) costs one compiled call; anything else (lists, ints, float32, read-only
+or non-contiguous arrays) is converted once on a slow path. Bad input raises ``InputError`` (a
+ValueError) naming the argument: "q: expected 7, got 6"; finite input whose result overflows raises
+``NumericalOverflow``.
 
 Frames: external wrenches f_ext map body (or link) names to wrenches (m, f) in that link's frame.
 """
@@ -16,6 +18,7 @@ import numpy as np
 
 from .errors import InputError, SingularInertiaError, NumericalOverflow, NameNotFound
 from .spatial import Ad, se3_inv
+from .layout import OVERFLOW, BAD_LENGTH, NOT_FINITE, SPLIT_JOINT, argument_fault
 from .algorithms.rnea import rnea as _rnea
 from .algorithms.aba import aba as _aba
 from .algorithms.hybrid import hybrid as _hybrid
@@ -28,7 +31,6 @@ from .algorithms.coriolis import coriolis as _coriolis
 from .poses import body_poses as _body_poses, frame_jacobian as _frame_jac, FRAME_CODES as _FRAME_CODES
 
 _F64 = np.dtype(np.float64)
-_OVERFLOW = 1            # engine.algorithms.common.OVERFLOW
 
 
 # ------------------------------------------------------------------ argument handling (slow path)
@@ -74,19 +76,22 @@ def _raise(model, st, names, args, function="engine"):
     """Turn a kernel status code into the error it stands for."""
     if st < 0:
         raise SingularInertiaError(model.joints[-st - 1].name)
-    if st == _OVERFLOW:
+    if st == OVERFLOW:
         raise NumericalOverflow(function, names, args)
-    k, kind = divmod(st, 10)
+    fault = argument_fault(st)
+    if fault is None or not 1 <= fault[0] <= len(names):
+        raise RuntimeError(f"{function}: the kernel returned status {st}, which this call does not expect")
+    k, kind = fault
     name = names[k - 1]
     x = args[k - 1]
     n = model.nq if name in ("q", "q0", "q1") else model.nv
-    if kind == 1:
+    if kind == BAD_LENGTH:
         raise InputError(f"{name}: expected {n}, got {len(x)}", name)
-    if kind == 2:
+    if kind == NOT_FINITE:
         bad = np.flatnonzero(~np.isfinite(np.asarray(x, dtype=float)))
         where = _coordinate_name(model, int(bad[0]), name in ("q", "q0", "q1")) if bad.size else "?"
         raise InputError(f"{name}: holds NaN or Inf (first at index {bad[0] if bad.size else '?'}, {where})", name)
-    if kind == 3:
+    if kind == SPLIT_JOINT:
         mask = np.asarray(x)
         for j in model.joints:
             flags = mask[j.idx_v:j.idx_v + j.nv]
@@ -104,9 +109,42 @@ def _coordinate_name(model, idx, in_q):
     return f"coordinate {idx}"
 
 
+def _convert(model, names, vecs):
+    """The vectors as the kernels' types (float64, or bool for a prescription mask; contiguous,
+    writable), named in the errors when they cannot be."""
+    out = []
+    for x, nm in zip(vecs, names):
+        if nm == "prescribed":
+            out.append(_as_mask(x, nm, model.nv, model))
+        else:
+            out.append(_as_vector(x, nm, model.nq if nm in _Q_NAMES else model.nv))
+    return out
+
+
+_Q_NAMES = ("q", "q0", "q1")
+
+
+def _invoke(kernel, model, ws, names, vecs, rest, function="engine"):
+    """The one call of a kernel from Python: the model's bytes, the workspace's bytes (ws; None for
+    a kernel without one), the caller's vectors (named by `names`, checked by the kernel) and the
+    other arguments `rest` (outputs, scratch). The common case (writable float64 vectors) is one
+    compiled call; anything else (lists, ints, float32, read-only or non-contiguous arrays) raises
+    TypeError in numba's dispatch and is converted once, then called again. A status other than OK
+    becomes the exception it stands for (_raise). Returns the vectors as called."""
+    try:
+        st = kernel(model._mb, ws, *vecs, *rest) if ws is not None else kernel(model._mb, *vecs, *rest)
+    except ZeroDivisionError:
+        _zero_quaternion(model, names, vecs)
+    except TypeError:
+        return _call(kernel, model, ws, names, vecs, *rest, function=function)
+    if st:
+        _raise(model, st, names, vecs, function)
+    return vecs
+
+
 def _call(kernel, model, ws, names, vecs, *rest, function="engine"):
     """Slow path: convert the vectors, call, decode the status."""
-    vecs = [_as_vector(x, nm, model.nq if nm in ("q", "q0", "q1") else model.nv) for x, nm in zip(vecs, names)]
+    vecs = _convert(model, names, vecs)
     try:
         st = kernel(model._mb, ws, *vecs, *rest) if ws is not None else kernel(model._mb, *vecs, *rest)
     except ZeroDivisionError:
@@ -166,6 +204,10 @@ def _with_fext(model, ws, f_ext, fn):
 
 
 # ------------------------------------------------------------------ dynamics
+_Q, _QV, _QVA, _QVT = ("q",), ("q", "v"), ("q", "v", "a"), ("q", "v", "tau")
+_HD_NAMES = ("q", "v", "prescribed", "a", "tau")
+
+
 def _work(model):
     """The calling thread's workspaces (inlined as a try/except in the hot wrappers below)."""
     try:
@@ -184,15 +226,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
     if f_ext:
         return _with_fext(model, w.rnea, f_ext, lambda: inverse_dynamics(model, q, v, a))
     out = np.empty(model.nv)
-    try:
-        st = _rnea(model._mb, w.wb_rnea, q, v, a, out)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_rnea, model, w.wb_rnea, ("q", "v", "a"), (q, v, a), out, function="inverse_dynamics")
-        return out
-    if st:
-        _raise(model, st, ("q", "v", "a"), (q, v, a), "inverse_dynamics")
+    _invoke(_rnea, model, w.wb_rnea, _QVA, (q, v, a), (out,), "inverse_dynamics")
     return out
 
 
@@ -205,19 +239,8 @@ def forward_dynamics(model, q, v, tau, f_ext=None):
     if f_ext:
         return _with_fext(model, w.aba, f_ext, lambda: forward_dynamics(model, q, v, tau))
     out = np.empty(model.nv)
-    try:
-        st = _aba(model._mb, w.wb_aba, q, v, tau, out)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_aba, model, w.wb_aba, ("q", "v", "tau"), (q, v, tau), out, function="forward_dynamics")
-        return out
-    if st:
-        _raise(model, st, ("q", "v", "tau"), (q, v, tau), "forward_dynamics")
+    _invoke(_aba, model, w.wb_aba, _QVT, (q, v, tau), (out,), "forward_dynamics")
     return out
-
-
-_HD_NAMES = ("q", "v", "prescribed", "a", "tau")
 
 
 def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
@@ -230,27 +253,11 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
         w = model._work()
     if f_ext:
         return _with_fext(model, w.hd, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
+    if getattr(prescribed, "shape", None) != (model.nv,):    # a list, one flag per joint, or wrong: convert or name
+        prescribed = _as_mask(prescribed, "prescribed", model.nv, model)
     a_out = np.empty(model.nv)
     tau_out = np.empty(model.nv)
-    try:
-        st = _hybrid(model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        nq, nv = model.nq, model.nv
-        args = (_as_vector(q, "q", nq), _as_vector(v, "v", nv), _as_mask(prescribed, "prescribed", nv, model),
-                _as_vector(a, "a", nv), _as_vector(tau, "tau", nv))
-        try:
-            st = _hybrid(model._mb, w.wb_hd, *args, a_out, tau_out)
-        except ZeroDivisionError:
-            _zero_quaternion(model, ("q",), args)
-        if st:
-            _raise(model, st, _HD_NAMES, args, "hybrid_dynamics")
-        return a_out, tau_out
-    if st:
-        if st == 31 and len(prescribed) == len(model.joints):      # one flag per joint: expand it
-            return hybrid_dynamics(model, q, v, _as_mask(prescribed, "prescribed", model.nv, model), a, tau)
-        _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau), "hybrid_dynamics")
+    _invoke(_hybrid, model, w.wb_hd, _HD_NAMES, (q, v, prescribed, a, tau), (a_out, tau_out), "hybrid_dynamics")
     return a_out, tau_out
 
 
@@ -261,15 +268,7 @@ def mass_matrix(model, q):
     except AttributeError:
         w = model._work()
     M = np.empty((model.nv, model.nv))
-    try:
-        st = _crba(model._mb, w.wb_crba, q, M)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_crba, model, w.wb_crba, ("q",), (q,), M, function="mass_matrix")
-        return M
-    if st:
-        _raise(model, st, ("q",), (q,), "mass_matrix")
+    _invoke(_crba, model, w.wb_crba, _Q, (q,), (M,), "mass_matrix")
     return M
 
 
@@ -289,30 +288,13 @@ def coriolis_matrix(model, q, v):
     the world frame with subtree sums, O(n d): algorithms/coriolis.py)."""
     C = np.zeros((model.nv, model.nv))
     w = _work(model)
-    try:
-        st = _coriolis(model._mb, w.wb_kin, q, v, *w.jac, C)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_coriolis, model, w.wb_kin, ("q", "v"), (q, v), *w.jac, C, function="coriolis_matrix")
-        return C
-    if st:
-        _raise(model, st, ("q", "v"), (q, v), "coriolis_matrix")
+    _invoke(_coriolis, model, w.wb_kin, _QV, (q, v), (*w.jac, C), "coriolis_matrix")
     return C
 
 
 def _energies(model, q, v):
     out = np.empty(2)
-    wb = _work(model).wb_kin
-    try:
-        st = _energy(model._mb, wb, q, v, out)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_energy, model, wb, ("q", "v"), (q, v), out, function="energy")
-        return out
-    if st:
-        _raise(model, st, ("q", "v"), (q, v), "energy")
+    _invoke(_energy, model, _work(model).wb_kin, _QV, (q, v), (out,), "energy")
     return out
 
 
@@ -336,7 +318,7 @@ def potential_energy(model, q):
 # ------------------------------------------------------------------ kinematics
 def _world_poses(model, q):
     out = np.empty((model.nbodies + 1, 12))
-    _call(_fk, model, _work(model).wb_kin, ("q",), (q,), out)
+    _invoke(_fk, model, _work(model).wb_kin, _Q, (q,), (out,), "forward_kinematics")
     return out
 
 
@@ -350,16 +332,7 @@ def _pose4(row):
 def body_poses(model, q):
     """(nbodies, 4, 4): the world pose of every movable body, in ``model.body_names`` order."""
     out = np.empty((model.nbodies, 4, 4))
-    w = _work(model)
-    try:
-        st = _body_poses(model._mb, w.wb_kin, q, out)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_body_poses, model, w.wb_kin, ("q",), (q,), out, function="body_poses")
-        return out
-    if st:
-        _raise(model, st, ("q",), (q,), "body_poses")
+    _invoke(_body_poses, model, _work(model).wb_kin, _Q, (q,), (out,), "body_poses")
     return out
 
 
@@ -397,17 +370,7 @@ def jacobian(model, q, name, frame="local"):
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
-    w = _work(model)
-    P = f.placement
-    try:
-        st = _frame_jac(model._mb, w.wb_kin, q, f.body, P, code, J)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_frame_jac, model, w.wb_kin, ("q",), (q,), f.body, P, code, J, function="jacobian")
-        return J
-    if st:
-        _raise(model, st, ("q",), (q,), "jacobian")
+    _invoke(_frame_jac, model, _work(model).wb_kin, _Q, (q,), (f.body, f.placement, code, J), "jacobian")
     return J
 
 
@@ -422,7 +385,7 @@ def world_jacobian(model, q, name):
 def center_of_mass(model, q):
     """Centre of mass of the whole model in the world (3,)."""
     out = np.empty(4)
-    _call(_com, model, _work(model).wb_kin, ("q",), (q,), out)
+    _invoke(_com, model, _work(model).wb_kin, _Q, (q,), (out,), "center_of_mass")
     return out[:3].copy()
 
 
@@ -430,7 +393,7 @@ def body_velocities(model, q, v):
     """{body name: body twist (w, v) in the body's own frame} for the movable bodies."""
     V = np.empty((model.nbodies + 1, 6))
     T = np.empty((model.nbodies + 1, 12))
-    _call(_bvel, model, _work(model).wb_kin, ("q", "v"), (q, v), V, T)
+    _invoke(_bvel, model, _work(model).wb_kin, _QV, (q, v), (V, T), "body_velocities")
     return {name: V[k].copy() for k, name in enumerate(model.body_names, start=1)}
 
 
@@ -459,28 +422,12 @@ def joint_wrenches(model, q, v, a, f_ext=None):
 def integrate(model, q, dv):
     """q (+) dv: the configuration reached from q by the velocity increment dv (length nv)."""
     out = np.empty(model.nq)
-    try:
-        st = _integrate(model._mb, q, dv, out)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _call(_integrate, model, None, ("q", "dv"), (q, dv), out)
-        return out
-    if st:
-        _raise(model, st, ("q", "dv"), (q, dv))
+    _invoke(_integrate, model, None, ("q", "dv"), (q, dv), (out,), "integrate")
     return out
 
 
 def difference(model, q0, q1):
     """dv (length nv) with integrate(q0, dv) = q1."""
     out = np.empty(model.nv)
-    try:
-        st = _difference(model._mb, q0, q1, out)
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q0", "q1"), (q0, q1))
-    except TypeError:
-        _call(_difference, model, None, ("q0", "q1"), (q0, q1), out)
-        return out
-    if st:
-        _raise(model, st, ("q0", "q1"), (q0, q1))
+    _invoke(_difference, model, None, ("q0", "q1"), (q0, q1), (out,), "difference")
     return out

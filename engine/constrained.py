@@ -20,7 +20,8 @@ import warnings
 
 import numpy as np
 
-from .api import forward_dynamics, hybrid_dynamics, inverse_dynamics, integrate, joint_wrenches, _as_vector, _as_mask, _call, _work
+from .api import (forward_dynamics, hybrid_dynamics, inverse_dynamics, integrate, joint_wrenches, _as_vector, _as_mask,
+                  _invoke, _work)
 from .algorithms.response import articulated_response
 from .constraints import constraint_system, active_constraints, pack_cached, Kinematics, _cross
 from .loopkernels import constrained_dynamics, project_into, loop_work_size, PROJECT_TOL, PROJECT_ITER
@@ -55,14 +56,7 @@ def response(model, q, B, prescribed=None):
     B = np.ascontiguousarray(B, dtype=float).reshape(model.nv, -1)
     X = np.empty_like(B)
     pres = np.zeros(model.nv, dtype=bool) if prescribed is None else np.ascontiguousarray(prescribed, dtype=bool)
-    wb = _work(model).wb_hd
-    try:
-        st = articulated_response(model._mb, wb, q, pres, B, X)
-    except TypeError:         # q not a float64 vector: the slow path converts it
-        _call(articulated_response, model, wb, ("q",), (q,), pres, B, X)
-        return X
-    if st:
-        _call(articulated_response, model, wb, ("q",), (q,), pres, B, X)   # raises the error
+    _invoke(articulated_response, model, _work(model).wb_hd, ("q",), (q,), (pres, B, X), "response")
     return X
 
 

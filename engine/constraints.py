@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import ModelError, InputError
 from .spatial import so3_log, pose
-from .api import _call, _raise, _work, integrate
+from .api import _invoke, _work, integrate
 from .algorithms.frames import frame_kinematics
 from .algorithms.kinematics import body_bias
 
@@ -53,7 +53,8 @@ class Kinematics:
         if self._bodies is None:
             n = self.model.nbodies + 1
             T, V, dV = np.empty((n, 12)), np.empty((n, 6)), np.empty((n, 6))
-            _call(body_bias, self.model, _work(self.model).wb_kin, ("q", "v"), (self.q, self.v), T, V, dV)
+            _invoke(body_bias, self.model, _work(self.model).wb_kin, ("q", "v"), (self.q, self.v), (T, V, dV),
+                    "constraint kinematics")
             self._bodies = T, V, dV
         return self._bodies
 
@@ -77,9 +78,8 @@ class Kinematics:
         model = self.model
         out = np.empty((8, 3))
         J = np.empty((6, model.nv))
-        st = frame_kinematics(model._mb, _work(model).wb_kin, self.q, self.v, body, P, out, J)
-        if st:
-            _raise(model, st, ("q", "v"), (self.q, self.v))
+        _invoke(frame_kinematics, model, _work(model).wb_kin, ("q", "v"), (self.q, self.v), (body, P, out, J),
+                "constraint kinematics")
         s = FrameState()
         s.R, s.p, s.w, s.vel, s.alpha, s.acc = out[:3], out[3], out[4], out[5], out[6], out[7]
         s.Jw, s.Jv = J[:3], J[3:]

@@ -36,14 +36,13 @@ import math
 import numpy as np
 from numba import njit
 
-from .model import MODEL_DTYPE, WS_DTYPE
-from .algorithms.common import OK
+from .layout import MODEL_DTYPE, WS_DTYPE, OK, DIVERGED, UNILATERAL_STEP, PYTHON_STEP, SINGULAR
 from .algorithms.kinematics import forward_kinematics, body_jacobian
 from .algorithms.crba import crba
 from .algorithms.liegroup import integrate
 from .loopkernels import rows_into, loop_work_size, loop_views
-from .steploop import (advance_limited, close_loops, _stage, _powers, _laws, _law_flags, _static_reference, _bounded,
-                       DIVERGED, UNILATERAL_STEP, PYTHON_STEP, LIMIT_MARGIN)
+from .steploop import (advance_limited, close_loops, _stage, _powers, _laws, _law_flags, _static_reference,
+                       _bounded, LIMIT_MARGIN)
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
 PGS_MAX_ITER = 200
@@ -53,7 +52,6 @@ PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after
 POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
 RESTITUTION_SPEED = 0.05        # m/s: slower impacts are inelastic (resting contact does not chatter)
 MAX_POINTS_PER_SHAPE = 8
-SINGULAR = 3001                 # M_ff not positive definite (the Python step names the joint)
 
 # integer statistics (istats) and float statistics (fstats) of contact_advance
 I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON = range(6)

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .api import (_as_vector, _as_mask, _raise, _zero_quaternion, _load_fext, integrate, jacobian, hybrid_dynamics)
+from .layout import WS_DTYPE, COINCIDENT
+from .api import (_as_vector, _as_mask, _invoke, _load_fext, integrate, jacobian, hybrid_dynamics, _QVA, _QVT,
+                  _HD_NAMES)
 from .constrained import constrained_forward_dynamics
 from .errors import InputError
 from .constraints import active_constraints, pack_cached, constraint_system
-from .loopkernels import COINCIDENT
-from .layout import WS_DTYPE
 from .algorithms.rnea_deriv import rnea_derivatives as _rnea_d, work_size
 from .algorithms.aba_deriv import aba_derivatives as _aba_d
 from .algorithms.hybrid_deriv import hybrid_derivatives as _hybrid_d
@@ -57,7 +57,9 @@ class _Work:
         self.flags = np.zeros(2 * nv, dtype=bool)
         self.cbody = np.zeros(nv, dtype=np.int64)           # the constrained kernel's scratch
         self.on = np.zeros((2, nv), dtype=bool)
-        self.kkt = np.zeros(0)
+        self.kkt = np.zeros(0)                 # the constrained kernel's buffers, sized for kkt_rows rows
+        self.kkt_a = np.zeros(0)
+        self.kkt_lam = np.zeros(0)
         self.kkt_rows = -1
 
 
@@ -78,21 +80,6 @@ def _load(model, w, f_ext):
         raise
 
 
-def _run(model, names, vecs, call, function):
-    """Slow path: convert the vectors once (lists, other dtypes, read-only arrays), call, decode."""
-    conv = []
-    for x, nm in zip(vecs, names):
-        y = _as_mask(x, nm, model.nv, model) if nm == "prescribed" else \
-            _as_vector(x, nm, model.nq if nm == "q" else model.nv)
-        conv.append(y if y.flags.writeable else y.copy())     # the kernels' types are writeable arrays
-    try:
-        st = call(*conv)
-    except ZeroDivisionError:
-        _zero_quaternion(model, names, conv)
-    if st:
-        _raise(model, st, names, conv, function)
-
-
 # ------------------------------------------------------------------ derivatives
 def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
     """(dtau_dq, dtau_dv, dtau_da) of tau = ID(q, v, a) - sum J^T F^ext; dtau_da = M (armature on
@@ -103,14 +90,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
     if f_ext:
         _load(model, w, f_ext)
     try:
-        st = _rnea_d(model._mb, w.wb, q, v, a, w.work, out)
-        if st:
-            _raise(model, st, ("q", "v", "a"), (q, v, a), "inverse_dynamics_derivatives")
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _run(model, ("q", "v", "a"), (q, v, a), lambda q, v, a: _rnea_d(model._mb, w.wb, q, v, a, w.work, out),
-             "inverse_dynamics_derivatives")
+        _invoke(_rnea_d, model, w.wb, _QVA, (q, v, a), (w.work, out), "inverse_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
@@ -126,22 +106,13 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
     if f_ext:
         _load(model, w, f_ext)
     try:
-        st = _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out)
-        if st:
-            _raise(model, st, ("q", "v", "tau"), (q, v, tau), "forward_dynamics_derivatives")
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _run(model, ("q", "v", "tau"), (q, v, tau),
-             lambda q, v, tau: _aba_d(model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out),
-             "forward_dynamics_derivatives")
+        _invoke(_aba_d, model, w.wb, _QVT, (q, v, tau), (w.work, w.lam, w.flags, acc, out),
+                "forward_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
     return out[0], out[1], out[2]
 
-
-_HD_NAMES = ("q", "v", "prescribed", "a", "tau")
 
 
 def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
@@ -149,20 +120,13 @@ def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
     nv = model.nv
     out = np.empty((3, nv, nv))
     a_out, tau_out = np.empty(nv), np.empty(nv)
-
-    def call(q, v, prescribed, a, tau):
-        return _hybrid_d(model._mb, w.wb, q, v, prescribed, a, tau, w.work, w.lam, w.flags, a_out, tau_out, out)
-
+    if getattr(prescribed, "shape", None) != (nv,):    # a list, one flag per joint, or wrong: convert or name
+        prescribed = _as_mask(prescribed, "prescribed", nv, model)
     if f_ext:
         _load(model, w, f_ext)
     try:
-        st = call(q, v, prescribed, a, tau)
-        if st:
-            _raise(model, st, _HD_NAMES, (q, v, prescribed, a, tau), "hybrid_dynamics_derivatives")
-    except ZeroDivisionError:
-        _zero_quaternion(model, ("q",), (q,))
-    except TypeError:
-        _run(model, _HD_NAMES, (q, v, prescribed, a, tau), call, "hybrid_dynamics_derivatives")
+        _invoke(_hybrid_d, model, w.wb, _HD_NAMES, (q, v, prescribed, a, tau),
+                (w.work, w.lam, w.flags, a_out, tau_out, out), "hybrid_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
@@ -291,16 +255,15 @@ def _constrained_compiled(model, q, v, tau, f_ext, packed):
     nv = model.nv
     if w.kkt_rows != nr:
         w.kkt = np.zeros(_KKT.kkt_work_size(nv, nr))
+        w.kkt_a, w.kkt_lam = np.empty(nv), np.empty(nr)      # the constrained a and lambda (not returned)
         w.kkt_rows = nr
     out = np.empty((3, nv, nv))
     lout = np.empty((3, nr, nv))
-    a = np.empty(nv)
-    lam = np.empty(nr)
     if f_ext:
         _load(model, w, f_ext)
     try:
         st = _KKT.constrained_derivatives(model._mb, w.wb, q, v, tau, ci, cf, w.work, w.kkt, w.lam, w.cbody, w.on,
-                                          w.flags, a, lam, out, lout)
+                                          w.flags, w.kkt_a, w.kkt_lam, out, lout)
     except (TypeError, ZeroDivisionError):
         return None
     finally:

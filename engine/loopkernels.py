@@ -21,15 +21,15 @@ import math
 import numpy as np
 from numba import njit, types
 
-from .algorithms.common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, bias_pass
+from .layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK,
+                     IMAT_T, COINCIDENT, FLAT_DISK, RANK_DEFICIENT, NOT_PROJECTED)
+from .algorithms.common import bias_pass
 from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
 from .algorithms.liegroup import integrate
 from .algorithms.response import articulated_response
-from .model import MODEL_DTYPE, WS_DTYPE
 from .spatial import so3_log
 
-IMAT_T = types.Array(types.int64, 2, "C")
 
 POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING = range(6)
 KIND_CODES = {"point": POINT, "revolute": REVOLUTE, "weld": WELD, "distance": DISTANCE, "gear": GEAR,
@@ -41,11 +41,7 @@ NI = 9
 F_PA, F_PB, F_D, F_LENGTH, F_RATIO, F_OFFSET, F_RADIUS, F_AXIS, F_GROUND = 0, 16, 32, 41, 42, 43, 44, 45, 48
 NF = 49
 
-COINCIDENT = 2001        # a distance constraint's two points coincide
-FLAT_DISK = 2002         # a rolling disk lies flat
-RANK_DEFICIENT = 2003    # K is rank deficient: use the rank-revealing path
 RANK_TOL = 1e-10
-NOT_PROJECTED = 2004     # project_into declines: engine.constrained.project_constraints must do it (and warn)
 PROJECT_TOL = 1e-12      # |f| at which the Gauss-Newton iteration stops (project_constraints' tol)
 PROJECT_ITER = 50        # its most steps (project_constraints' max_iter)
 

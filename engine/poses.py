@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from numba import types
 
-from .algorithms.common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose
+from .layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, ARR3_T
+from .algorithms.common import check_vec, joint_pose
 from .algorithms.kinematics import world_poses, path_poses
-from .model import MODEL_DTYPE, WS_DTYPE
 
-ARR3_T = types.Array(types.float64, 3, "C")
 LOCAL, WORLD, LOCAL_WORLD_ALIGNED = 0, 1, 2
 FRAME_CODES = {"local": LOCAL, "world": WORLD, "local_world_aligned": LOCAL_WORLD_ALIGNED}
 

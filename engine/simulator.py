@@ -60,6 +60,7 @@ import math
 
 import numpy as np
 
+from .layout import PYTHON_STEP, UNILATERAL_STEP
 from .api import (forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy,
                   body_velocities)
 from .constrained import project_constraints, baumgarte_gains, _forward_python, _hybrid_python
@@ -68,7 +69,7 @@ from .algorithms.liegroup import dexp_inv_into, state_bounded, LIMIT
 from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailure
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
-from .stepping import StepLoop, PYTHON_STEP, UNILATERAL_STEP
+from .stepping import StepLoop
 from .contact import Contact, contact_arrays
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")

@@ -31,16 +31,15 @@ import math
 import numpy as np
 from numba import njit, types
 
-from .model import MODEL_DTYPE, WS_DTYPE
-from .algorithms.common import kernel, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
+from .layout import (MODEL_DTYPE, WS_DTYPE, kernel, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, IMAT_T, INT_T,
+                     DIVERGED, PYTHON_STEP, UNILATERAL_STEP)
 from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
 from .algorithms.rnea import rnea
 from .algorithms.liegroup import integrate, difference, dexp_inv_into, LIMIT
 from .loopkernels import (constrained_dynamics_into, rows_into, loop_work_size, loop_views, project_into,
-                          _holonomic_norm, IMAT_T, C_ROW, C_ROWS)
+                          _holonomic_norm, C_ROW, C_ROWS)
 
-INT_T = types.Array(types.int64, 1, "C")
 
 # integrators (index into engine.simulator.INTEGRATORS)
 RK4, SEMI_IMPLICIT_EULER, EULER = 0, 1, 2
@@ -53,10 +52,6 @@ VALUE, TARGET, KP, KD, AMPLITUDE, FREQUENCY, PHASE, OFFSET = range(8)
 NPARAMS = 8
 
 # statuses of the loop (besides the dynamics kernels' own codes, returned as they are)
-DIVERGED = 1000          # q, v or a left the bounded finite range; the state is that step's start
-PYTHON_STEP = 1001       # this step needs the Python path (rank-deficient or degenerate loop rows, or the
-                         # loops drifted past the tolerance): not taken, the state is its start
-UNILATERAL_STEP = 1002   # a joint limit is near or would be passed: the step is not taken, the state is its start
 LIMIT_MARGIN = 0.02      # rad or m: a limit nearer than this plus 2 h |v| is a candidate row of the unilateral step
 
 @njit(cache=True)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .steploop import (advance, advance_limited, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER,  # noqa: F401
-                       DIVERGED, PYTHON_STEP, UNILATERAL_STEP, NPARAMS)
+from .layout import WS_DTYPE, DIVERGED
+from .steploop import advance, advance_limited, evaluate_laws, RK4, SEMI_IMPLICIT_EULER, EULER, NPARAMS
 from .loopkernels import NI, NF, constrained_dynamics
 from .api import _load_fext, _raise
 from .constraints import pack_cached
 from .errors import SimulationDiverged, SingularInertiaError
-from .model import WS_DTYPE
 
 INTEGRATOR_CODES = {"rk4": RK4, "semi_implicit_euler": SEMI_IMPLICIT_EULER, "euler": EULER}
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .layout import SINGULAR, PYTHON_STEP, OK as _OK
 from .api import integrate, _world_poses, _work
 from .algorithms.kinematics import body_jacobian as _bjac
 from .constrained import response
@@ -61,10 +62,10 @@ from .stepping import INTEGRATOR_CODES
 from .contact import ContactGeometry, Contact
 
 from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, PGS_MAX_ITER, PGS_TOL, CONTACT_MARGIN,
-                             PENETRATION_SLOP, RESTITUTION_SPEED, pgs, solve,
-                             delassus as _delassus, rows_kernel as _rows_kernel, contact_advance, SINGULAR,
-                             I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
-from .steploop import LIMIT_MARGIN, PYTHON_STEP, OK as _OK
+                             PENETRATION_SLOP, RESTITUTION_SPEED, pgs, solve, delassus as _delassus,
+                             rows_kernel as _rows_kernel, contact_advance, I_ROWS, I_ITER, I_POLISHED, I_STEPS,
+                             I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
+from .steploop import LIMIT_MARGIN
 
 
 def _quat_rot(qw):

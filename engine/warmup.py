@@ -6,7 +6,7 @@ The app's first start runs this in a background child process while its window c
 kernel compiles later in the middle of a session (the first loop model, the first contact, the
 first "Linearize here" would otherwise stall for seconds). ``benchmarks/cold_start.py`` times it
 from an empty cache. Every kernel compiles (or loads from the cache) at its first call: those with
-an explicit signature (``engine.algorithms.common.Kernel``, the entry points Python calls; ``prepare``
+an explicit signature (``engine.layout.Kernel``, the entry points Python calls; ``prepare``
 loads them all) in that signature, the others (contact, batches, the step loop's helpers) with the
 argument types these calls give them: the same types every caller passes (float64 C arrays, the
 packed model).
@@ -95,7 +95,7 @@ def prepare(log=None, modules=KERNEL_MODULES):
     kernels were prepared at their first call: the app runs it (APP_MODULES) in the background so
     that its window's first calls find the kernels ready."""
     import importlib
-    from engine.algorithms.common import Kernel
+    from engine.layout import Kernel
     for name in modules:
         mod = importlib.import_module(name)
         for obj in list(vars(mod).values()):

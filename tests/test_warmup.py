@@ -72,7 +72,7 @@ def test_warm_up_runs_as_a_module():
 PREPARE = r"""
 import sys
 import engine.warmup
-from engine.algorithms.common import Kernel
+from engine.layout import Kernel
 from app import gui
 assert gui.ENGINE_MODULES == engine.warmup.APP_MODULES, "app/gui.py's progress list differs from the engine's"
 engine.warmup.prepare()

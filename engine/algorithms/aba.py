@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, check_vec, check_result, velocity_pass_body, spd_inverse,
-                     inertia_scale, to_child, wrench_to_parent_add, inertia_to_parent_add)
+from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK
+from .common import (check_vec, check_result, velocity_pass_body, spd_inverse, inertia_scale, to_child,
+                     wrench_to_parent_add, inertia_to_parent_add)
 from ..spatial import ad_dual_sub, mat6_vec
 
 

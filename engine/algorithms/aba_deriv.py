@@ -35,14 +35,14 @@ from numba import njit
 
 import numpy as np
 
+from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW,
+                      ARR3_T, INT_T)
 from ..joints import UNIVERSAL
-from ..layout import MODEL_DTYPE, WS_DTYPE
 from ..spatial import ad_into
-from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW, check_vec
+from .common import check_vec
 from .aba import aba
-from .rnea_deriv import (rnea_derivative_passes, pairs_dq, work_views, check_outputs, ARR3_T, INDEX_T, ad_add,
-                         ad_dual_into_neg_add, mat6_vec_into, mat6_vec_add, S_W, SIG_Q, ROW_A, U_Q, A_W, F_W, DA_W,
-                         PB_W, IC)
+from .rnea_deriv import (rnea_derivative_passes, pairs_dq, work_views, check_outputs, ad_add, ad_dual_into_neg_add,
+                         mat6_vec_into, mat6_vec_add, S_W, SIG_Q, ROW_A, U_Q, A_W, F_W, DA_W, PB_W, IC)
 
 PIVOT_TOL = 1e-12     # a diagonal entry of M below this times the largest: left to Table 3 to name
 
@@ -264,7 +264,7 @@ def acceleration_update(m, a, bmat, bvec, dvec, tmp):
                 bvec[lp, PB_W, r] += up[r]
 
 
-@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, INDEX_T, BOOL_T, VEC_T, ARR3_T), cache=True,
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, INT_T, BOOL_T, VEC_T, ARR3_T), cache=True,
       fastmath=FASTMATH)
 def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
     """Kernel: a = FD(q, v, tau) and out[0] = da/dq (tangent space), out[1] = da/dv,

@@ -16,87 +16,31 @@ inlined into each kernel at numba's IR level, which is what makes them fast; the
 the cold compile of every kernel near a minute instead of several. A pass used by a single kernel
 (rnea_passes, crba_passes) is inlined: it costs no extra compile time there.
 
-Status codes returned by kernels (decoded by ``engine.api``):
-    0                 success
-    10 * k + 1        argument k has the wrong length
-    10 * k + 2        argument k holds NaN or Inf
-    10 * k + 3        argument k (a prescription mask) splits a multi-dof joint
-    1                 the inputs were finite but the result is not (a number overflowed inside)
-    -i                articulated inertia of body i's joint is singular
+The kernels' argument types, status codes and the ``kernel`` decorator are the calling convention,
+``engine/layout.py``.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.core.compiler_lock import global_compiler_lock
-from numba.core.registry import CPUDispatcher
+from numba import njit
 
 from ..joints import joint_calc
+from ..layout import OK, OVERFLOW, ARG, BAD_LENGTH, NOT_FINITE
 from ..spatial import (axis_plane, Ad_inv_into, Ad_inv_axis_into, Ad_inv_dual_add, Ad_inv_dual_axis_add,
                        ad_into, congruence_add_blocks, congruence_axis_add)
 
-# the model and workspaces cross into the kernels as bytes and are viewed back as records inside
-MODEL_T = types.Array(types.uint8, 1, "C")   # the model: never written by a kernel
-WS_T = types.Array(types.uint8, 1, "C")
-VEC_T = types.Array(types.float64, 1, "C")
-MAT_T = types.Array(types.float64, 2, "C")
-BOOL_T = types.Array(types.boolean, 1, "C")
-STATUS = types.int64
-# floating-point contraction (FMA) and reassociation: results change in the last bits only. NaN and
-# Inf semantics are kept (no "nnan"/"ninf"), so the kernels' finiteness checks stay valid.
-FASTMATH = {"contract", "reassoc", "nsz", "arcp"}
-
-OK = 0
-OVERFLOW = 1
 
 
-class Kernel(CPUDispatcher):
-    """A compiled entry point with one explicit signature, prepared at its first call instead of at
-    import: the first call (from Python, or another kernel being typed) compiles the signature or
-    loads it from the cache, then closes the kernel to every other signature. So it behaves as
-    ``njit(signature)`` (an argument of another type raises TypeError, which the wrappers' slow path
-    converts) while ``import engine`` loads none of the kernels a session does not use."""
-
-    def _prepare(self):
-        with global_compiler_lock:      # numba's own (re-entrant) lock: no second lock to order
-            sig = self._pending
-            if sig is not None:
-                self.compile(sig)
-                self.disable_compile()
-                self._pending = None
-
-    def _compile_for_args(self, *args, **kws):
-        if self._pending is None:
-            return super()._compile_for_args(*args, **kws)
-        self._prepare()
-        return self      # numba calls what this returns with the arguments: now the compiled signature or TypeError
-
-    def get_call_template(self, args, kws):
-        if self._pending is not None:
-            self._prepare()
-        return super().get_call_template(args, kws)
-
-
-def kernel(signature, cache=True, **options):
-    """Decorator of the kernels Python calls: ``@kernel(STATUS(MODEL_T, ...), fastmath=FASTMATH)``,
-    a lazily prepared ``njit(signature)`` (see Kernel)."""
-    def wrap(fn):
-        disp = Kernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True, boundscheck=None))
-        if cache:
-            disp.enable_caching()
-        disp._pending = signature
-        return disp
-    return wrap
 
 
 @njit(cache=True, inline="always")
 def check_vec(x, n, k):
     """Status for argument k: 10k+1 wrong length, 10k+2 not finite, 0 fine."""
     if x.shape[0] != n:
-        return 10 * k + 1
+        return ARG * k + BAD_LENGTH
     for j in range(n):
         if not np.isfinite(x[j]):
-            return 10 * k + 2
+            return ARG * k + NOT_FINITE
     return OK
 
 

@@ -25,16 +25,16 @@ factor, K (rows x rows) is the only dense factorisation.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
-from ..layout import MODEL_DTYPE, WS_DTYPE
-from ..loopkernels import rows_into, spd_factor, spd_solve, IMAT_T, RANK_DEFICIENT
-from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW, check_vec
-from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs, ARR3_T, INDEX_T
+from ..layout import (MODEL_DTYPE, WS_DTYPE, IMAT_T, RANK_DEFICIENT, kernel, FASTMATH, MODEL_T, WS_T, VEC_T,
+                      MAT_T, BOOL_T, STATUS, OK, OVERFLOW, ARR3_T, INT_T, BOOL2_T)
+from ..loopkernels import rows_into, spd_factor, spd_solve
+from .common import check_vec
+from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs
 from .aba_deriv import ltdl_solve, acceleration_update, torque_minus_bias, factor_mass_matrix
 from .constraint_deriv import constraint_derivatives
 
-BOOL2_T = types.Array(types.boolean, 2, "C")
 
 
 def kkt_work_size(nv, rows):
@@ -82,8 +82,8 @@ def kkt_views(kw, nv, nr):
     return f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv, a0, rhs
 
 
-@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, types.Array(types.float64, 2, "C"), VEC_T, VEC_T,
-             INDEX_T, INDEX_T, BOOL2_T, BOOL_T, VEC_T, VEC_T, ARR3_T, ARR3_T), cache=True, fastmath=FASTMATH)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, VEC_T,
+             INT_T, INT_T, BOOL2_T, BOOL_T, VEC_T, VEC_T, ARR3_T, ARR3_T), cache=True, fastmath=FASTMATH)
 def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc, cbody, on, flags, a, lam,
                             out, lout):
     """Kernel: a = ddq and lam of the constrained forward dynamics (no stabilisation) and

@@ -39,21 +39,17 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, types
+from numba import njit
 
-from ..layout import MODEL_DTYPE, WS_DTYPE
+from ..layout import (MODEL_DTYPE, WS_DTYPE, COINCIDENT, FLAT_DISK, IMAT_T, kernel, FASTMATH, MODEL_T, WS_T, VEC_T,
+                      MAT_T, STATUS, OK, ARR5_T, ARR3_T, INT_T, BOOL2_T)
 from ..joints import UNIVERSAL
 from ..loopkernels import (POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING, C_KIND, C_BODY_A, C_BODY_B, C_ROW,
-                           C_ROWS, C_IV_I, C_IV_J, F_PA, F_PB, F_D, F_RATIO, F_RADIUS, F_AXIS, COINCIDENT,
-                           FLAT_DISK, IMAT_T)
-from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+                           C_ROWS, C_IV_I, C_IV_J, F_PA, F_PB, F_D, F_RATIO, F_RADIUS, F_AXIS)
 from .rnea_deriv import work_views, S_W, RHO, SIG_Q, SIG_V, V_W, A_W
 
 # rows of a frame's state and of its derivative tables
 P_, W_, VEL, ALP, ACC, TH = range(6)     # TH (dtheta) only in the derivative tables
-ARR5_T = types.Array(types.float64, 5, "C")
-ARR3_T = types.Array(types.float64, 3, "C")
-INT_T = types.Array(types.int64, 1, "C")
 
 
 @njit(cache=True, inline="always")
@@ -361,7 +357,7 @@ def rolling_rows(m, dvec, ci, cf, c, R, st, Dc, on, lam, A, Dq, Dv, dW, t, u):
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, ARR5_T, ARR3_T, INT_T,
-             types.Array(types.boolean, 2, "C"), MAT_T), cache=True, fastmath=FASTMATH)
+             BOOL2_T, MAT_T), cache=True, fastmath=FASTMATH)
 def constraint_derivatives(m_bytes, ws_bytes, work, ci, cf, lam, A, dATl, Dq, Dv, D, dW, cbody, on, tv):
     """After ``rnea_derivatives`` at (q, dq, ddq) on the same ws and work: A (rows x nv), the
     derivatives Dq = d r2/dq (tangent space) and Dv = d r2/d dq of r2 = A ddq + dA dq, and

@@ -20,15 +20,12 @@ entries of each joint's columns against its ancestors'): O(n d) for a tree of de
 """
 from __future__ import annotations
 
-from numba import types
 
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose,
-                     set_identity_pose, world_pose_body)
+from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, ARR3_T,
+                      ARR4_T)
+from .common import check_vec, joint_pose, set_identity_pose, world_pose_body
 from ..spatial import rigid_inertia_to_parent, Ad_column_into, inertia_ad_into, hbar_sub, mat6_vec
 
-ARR3_T = types.Array(types.float64, 3, "C")
-ARR4_T = types.Array(types.float64, 4, "C")
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, ARR3_T, ARR4_T, MAT_T, ARR3_T, MAT_T), cache=True, fastmath=FASTMATH)

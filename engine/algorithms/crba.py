@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, joint_pose, world_pose_body,
-                     set_identity_pose)
+from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+from .common import check_vec, joint_pose, world_pose_body, set_identity_pose
 from ..spatial import rigid_inertia_to_parent, Ad_column_into
 
 

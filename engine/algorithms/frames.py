@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from numba import types
 
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_state, bias_pass
+from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+from .common import check_state, bias_pass
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)

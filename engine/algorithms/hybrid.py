@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, check_vec, check_result, to_child
+from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARG,
+                      BAD_LENGTH, NOT_FINITE, SPLIT_JOINT)
+from .common import check_vec, check_result, to_child
 from .aba import (articulated_first_pass, articulated_backward_torque, articulated_forward_torque,
                   articulated_transfer)
 from ..spatial import mat6_vec
@@ -29,21 +30,21 @@ def check_inputs(m, q, v, prescribed, a, tau):
     if st != OK:
         return st
     if prescribed.shape[0] != nv:
-        return 31
+        return ARG * 3 + BAD_LENGTH
     if a.shape[0] != nv:
-        return 41
+        return ARG * 4 + BAD_LENGTH
     if tau.shape[0] != nv:
-        return 51
+        return ARG * 5 + BAD_LENGTH
     for i in range(1, m.shape[0]):
         mb = m[i]
         iv = mb.iv
         flag = prescribed[iv]
         for j in range(mb.nv):
             if prescribed[iv + j] != flag:
-                return 33
+                return ARG * 3 + SPLIT_JOINT
             x = a[iv + j] if flag else tau[iv + j]
             if not np.isfinite(x):
-                return 42 if flag else 52
+                return ARG * (4 if flag else 5) + NOT_FINITE
     return OK
 
 

@@ -18,14 +18,14 @@ No prescribed coordinate gives the forward-dynamics derivatives, all prescribed 
 from __future__ import annotations
 
 
-from ..layout import MODEL_DTYPE, WS_DTYPE
-from .common import kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK
+from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARR3_T,
+                      INT_T)
 from .hybrid import hybrid
-from .rnea_deriv import rnea_derivative_passes, work_views, check_outputs, ARR3_T, INDEX_T
+from .rnea_deriv import rnea_derivative_passes, work_views, check_outputs
 from .aba_deriv import partitioned_solve
 
 
-@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, INDEX_T, BOOL_T, VEC_T, VEC_T, ARR3_T),
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, INT_T, BOOL_T, VEC_T, VEC_T, ARR3_T),
       cache=True, fastmath=FASTMATH)
 def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, flags, a_out, tau_out, out):
     """Kernel: Table 4 (a_out, tau_out) and out[0] = dy/dq (tangent space), out[1] = dy/dv,

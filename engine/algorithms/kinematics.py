@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from numba import njit, types
 
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, check_vec, check_result, check_state, joint_pose,
-                     velocity_pass_body, world_pose_body, set_identity_pose, bias_pass)
+from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+from .common import (check_vec, check_result, check_state, joint_pose, velocity_pass_body, world_pose_body,
+                     set_identity_pose, bias_pass)
 from ..spatial import mat6_vec
 
 

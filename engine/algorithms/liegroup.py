@@ -4,10 +4,8 @@ inverse differential of the exponential used by the Runge-Kutta-Munthe-Kaas step
 simulator's bound check on a state."""
 from __future__ import annotations
 
-import numpy as np
-
-from ..model import MODEL_DTYPE
-from .common import kernel, FASTMATH, MODEL_T, VEC_T, STATUS, OK, check_vec
+from ..layout import MODEL_DTYPE, kernel, FASTMATH, MODEL_T, VEC_T, STATUS, OK
+from .common import check_vec
 from ..joints import joint_integrate, joint_difference, SPHERICAL, FREE, PLANAR
 from ..spatial import ad_into
 

@@ -11,9 +11,8 @@ dynamics needs.
 from __future__ import annotations
 
 
-from ..model import MODEL_DTYPE, WS_DTYPE
-from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, check_vec, joint_pose, to_child,
-                     wrench_to_parent_add, inertia_to_parent_add)
+from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
+from .common import check_vec, joint_pose, to_child, wrench_to_parent_add, inertia_to_parent_add
 from .aba import joint_space_inertia, articulated_inertia
 
 

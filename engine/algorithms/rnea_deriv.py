@@ -42,16 +42,13 @@ O(n d) for a tree of depth d.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
+from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, ARR3_T
 from ..joints import UNIVERSAL
-from ..layout import MODEL_DTYPE, WS_DTYPE
-from .common import (kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, check_vec, joint_pose, world_pose_body,
-                     set_identity_pose)
+from .common import check_vec, joint_pose, world_pose_body, set_identity_pose
 from ..spatial import ad_into, Ad_inv_dual_add, inertia_ad_into, hbar_sub
 
-ARR3_T = types.Array(types.float64, 3, "C")
-INDEX_T = types.Array(types.int64, 1, "C")
 
 # rows of the per-coordinate table `dvec` (nv x 8 x 6)
 S_W, RHO, SIG_Q, SIG_V, ROW_A, ROW_B, U_Q, U_V = range(8)
