@@ -105,6 +105,11 @@ def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_m
     qtbot.waitUntil(lambda: window.view.isExposed() and len(window.view.frame_times) > 0, timeout=10000)
     window.set_running(False)
     wait_snapshot(qtbot, window, lambda s: not s.running)
+    # paused at a known state: the arrows checked below then have their lengths whatever the time the
+    # simulation ran before the pause (a pause near a turning point once left V's arrow 7 pixels long)
+    q_set, v_set = np.array([0.4, -0.5]), np.array([1.5, -2.0])
+    window.worker.set_state(q_set, v_set)
+    wait_snapshot(qtbot, window, lambda s: np.allclose(s.q, q_set) and np.allclose(s.v, v_set))
     teach = window.teach
     window.findChild(type(teach.inspector_dock), "inspector").setVisible(True)
     settle(qtbot, window)
