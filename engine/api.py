@@ -124,34 +124,28 @@ def _convert(model, names, vecs):
 _Q_NAMES = ("q", "q0", "q1")
 
 
-def _invoke(kernel, model, ws, names, vecs, rest, function="engine"):
-    """The one call of a kernel from Python: the model's bytes, the workspace's bytes (ws; None for
-    a kernel without one), the caller's vectors (named by `names`, checked by the kernel) and the
-    other arguments `rest` (outputs, scratch). The common case (writable float64 vectors) is one
-    compiled call; anything else (lists, ints, float32, read-only or non-contiguous arrays) raises
-    TypeError in numba's dispatch and is converted once, then called again. A status other than OK
-    becomes the exception it stands for (_raise). Returns the vectors as called."""
+def _invoke(kernel, model, names, args, function="engine", at=2):
+    """The one call of a kernel from Python. args: the kernel's whole argument tuple, the model's
+    bytes first, then (at = 2) a workspace's bytes, the caller's vectors named by `names` (checked by
+    the kernel) and the other arguments (outputs, scratch); at = 1 for a kernel without a workspace.
+    The common case (writable float64 vectors) is one compiled call with the tuple as it is;
+    anything else (lists, ints, float32, read-only or non-contiguous arrays) raises TypeError in
+    numba's dispatch and is converted once, then called again. A status other than OK becomes the
+    exception it stands for (_raise)."""
     try:
-        st = kernel(model._mb, ws, *vecs, *rest) if ws is not None else kernel(model._mb, *vecs, *rest)
+        st = kernel(*args)
     except ZeroDivisionError:
-        _zero_quaternion(model, names, vecs)
+        _zero_quaternion(model, names, args[at:at + len(names)])
     except TypeError:
-        return _call(kernel, model, ws, names, vecs, *rest, function=function)
+        end = at + len(names)
+        vecs = _convert(model, names, args[at:end])
+        args = (*args[:at], *vecs, *args[end:])
+        try:
+            st = kernel(*args)
+        except ZeroDivisionError:
+            _zero_quaternion(model, names, vecs)
     if st:
-        _raise(model, st, names, vecs, function)
-    return vecs
-
-
-def _call(kernel, model, ws, names, vecs, *rest, function="engine"):
-    """Slow path: convert the vectors, call, decode the status."""
-    vecs = _convert(model, names, vecs)
-    try:
-        st = kernel(model._mb, ws, *vecs, *rest) if ws is not None else kernel(model._mb, *vecs, *rest)
-    except ZeroDivisionError:
-        _zero_quaternion(model, names, vecs)
-    if st:
-        _raise(model, st, names, vecs, function)
-    return vecs
+        _raise(model, st, names, args[at:at + len(names)], function)
 
 
 def _zero_quaternion(model, names, args):
@@ -226,7 +220,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
     if f_ext:
         return _with_fext(model, w.rnea, f_ext, lambda: inverse_dynamics(model, q, v, a))
     out = np.empty(model.nv)
-    _invoke(_rnea, model, w.wb_rnea, _QVA, (q, v, a), (out,), "inverse_dynamics")
+    _invoke(_rnea, model, _QVA, (model._mb, w.wb_rnea, q, v, a, out), "inverse_dynamics")
     return out
 
 
@@ -239,7 +233,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None):
     if f_ext:
         return _with_fext(model, w.aba, f_ext, lambda: forward_dynamics(model, q, v, tau))
     out = np.empty(model.nv)
-    _invoke(_aba, model, w.wb_aba, _QVT, (q, v, tau), (out,), "forward_dynamics")
+    _invoke(_aba, model, _QVT, (model._mb, w.wb_aba, q, v, tau, out), "forward_dynamics")
     return out
 
 
@@ -257,7 +251,8 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
         prescribed = _as_mask(prescribed, "prescribed", model.nv, model)
     a_out = np.empty(model.nv)
     tau_out = np.empty(model.nv)
-    _invoke(_hybrid, model, w.wb_hd, _HD_NAMES, (q, v, prescribed, a, tau), (a_out, tau_out), "hybrid_dynamics")
+    _invoke(_hybrid, model, _HD_NAMES, (model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out),
+            "hybrid_dynamics")
     return a_out, tau_out
 
 
@@ -268,7 +263,7 @@ def mass_matrix(model, q):
     except AttributeError:
         w = model._work()
     M = np.empty((model.nv, model.nv))
-    _invoke(_crba, model, w.wb_crba, _Q, (q,), (M,), "mass_matrix")
+    _invoke(_crba, model, _Q, (model._mb, w.wb_crba, q, M), "mass_matrix")
     return M
 
 
@@ -288,13 +283,13 @@ def coriolis_matrix(model, q, v):
     the world frame with subtree sums, O(n d): algorithms/coriolis.py)."""
     C = np.zeros((model.nv, model.nv))
     w = _work(model)
-    _invoke(_coriolis, model, w.wb_kin, _QV, (q, v), (*w.jac, C), "coriolis_matrix")
+    _invoke(_coriolis, model, _QV, (model._mb, w.wb_kin, q, v, *w.jac, C), "coriolis_matrix")
     return C
 
 
 def _energies(model, q, v):
     out = np.empty(2)
-    _invoke(_energy, model, _work(model).wb_kin, _QV, (q, v), (out,), "energy")
+    _invoke(_energy, model, _QV, (model._mb, _work(model).wb_kin, q, v, out), "energy")
     return out
 
 
@@ -318,7 +313,7 @@ def potential_energy(model, q):
 # ------------------------------------------------------------------ kinematics
 def _world_poses(model, q):
     out = np.empty((model.nbodies + 1, 12))
-    _invoke(_fk, model, _work(model).wb_kin, _Q, (q,), (out,), "forward_kinematics")
+    _invoke(_fk, model, _Q, (model._mb, _work(model).wb_kin, q, out), "forward_kinematics")
     return out
 
 
@@ -332,7 +327,7 @@ def _pose4(row):
 def body_poses(model, q):
     """(nbodies, 4, 4): the world pose of every movable body, in ``model.body_names`` order."""
     out = np.empty((model.nbodies, 4, 4))
-    _invoke(_body_poses, model, _work(model).wb_kin, _Q, (q,), (out,), "body_poses")
+    _invoke(_body_poses, model, _Q, (model._mb, _work(model).wb_kin, q, out), "body_poses")
     return out
 
 
@@ -370,7 +365,7 @@ def jacobian(model, q, name, frame="local"):
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
-    _invoke(_frame_jac, model, _work(model).wb_kin, _Q, (q,), (f.body, f.placement, code, J), "jacobian")
+    _invoke(_frame_jac, model, _Q, (model._mb, _work(model).wb_kin, q, f.body, f.placement, code, J), "jacobian")
     return J
 
 
@@ -385,7 +380,7 @@ def world_jacobian(model, q, name):
 def center_of_mass(model, q):
     """Centre of mass of the whole model in the world (3,)."""
     out = np.empty(4)
-    _invoke(_com, model, _work(model).wb_kin, _Q, (q,), (out,), "center_of_mass")
+    _invoke(_com, model, _Q, (model._mb, _work(model).wb_kin, q, out), "center_of_mass")
     return out[:3].copy()
 
 
@@ -393,7 +388,7 @@ def body_velocities(model, q, v):
     """{body name: body twist (w, v) in the body's own frame} for the movable bodies."""
     V = np.empty((model.nbodies + 1, 6))
     T = np.empty((model.nbodies + 1, 12))
-    _invoke(_bvel, model, _work(model).wb_kin, _QV, (q, v), (V, T), "body_velocities")
+    _invoke(_bvel, model, _QV, (model._mb, _work(model).wb_kin, q, v, V, T), "body_velocities")
     return {name: V[k].copy() for k, name in enumerate(model.body_names, start=1)}
 
 
@@ -422,12 +417,12 @@ def joint_wrenches(model, q, v, a, f_ext=None):
 def integrate(model, q, dv):
     """q (+) dv: the configuration reached from q by the velocity increment dv (length nv)."""
     out = np.empty(model.nq)
-    _invoke(_integrate, model, None, ("q", "dv"), (q, dv), (out,), "integrate")
+    _invoke(_integrate, model, ("q", "dv"), (model._mb, q, dv, out), "integrate", at=1)
     return out
 
 
 def difference(model, q0, q1):
     """dv (length nv) with integrate(q0, dv) = q1."""
     out = np.empty(model.nv)
-    _invoke(_difference, model, None, ("q0", "q1"), (q0, q1), (out,), "difference")
+    _invoke(_difference, model, ("q0", "q1"), (model._mb, q0, q1, out), "difference", at=1)
     return out

@@ -56,7 +56,7 @@ def response(model, q, B, prescribed=None):
     B = np.ascontiguousarray(B, dtype=float).reshape(model.nv, -1)
     X = np.empty_like(B)
     pres = np.zeros(model.nv, dtype=bool) if prescribed is None else np.ascontiguousarray(prescribed, dtype=bool)
-    _invoke(articulated_response, model, _work(model).wb_hd, ("q",), (q,), (pres, B, X), "response")
+    _invoke(articulated_response, model, ("q",), (model._mb, _work(model).wb_hd, q, pres, B, X), "response")
     return X
 
 

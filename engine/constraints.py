@@ -53,7 +53,8 @@ class Kinematics:
         if self._bodies is None:
             n = self.model.nbodies + 1
             T, V, dV = np.empty((n, 12)), np.empty((n, 6)), np.empty((n, 6))
-            _invoke(body_bias, self.model, _work(self.model).wb_kin, ("q", "v"), (self.q, self.v), (T, V, dV),
+            model = self.model
+            _invoke(body_bias, model, ("q", "v"), (model._mb, _work(model).wb_kin, self.q, self.v, T, V, dV),
                     "constraint kinematics")
             self._bodies = T, V, dV
         return self._bodies
@@ -78,7 +79,7 @@ class Kinematics:
         model = self.model
         out = np.empty((8, 3))
         J = np.empty((6, model.nv))
-        _invoke(frame_kinematics, model, _work(model).wb_kin, ("q", "v"), (self.q, self.v), (body, P, out, J),
+        _invoke(frame_kinematics, model, ("q", "v"), (model._mb, _work(model).wb_kin, self.q, self.v, body, P, out, J),
                 "constraint kinematics")
         s = FrameState()
         s.R, s.p, s.w, s.vel, s.alpha, s.acc = out[:3], out[3], out[4], out[5], out[6], out[7]

@@ -90,7 +90,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
     if f_ext:
         _load(model, w, f_ext)
     try:
-        _invoke(_rnea_d, model, w.wb, _QVA, (q, v, a), (w.work, out), "inverse_dynamics_derivatives")
+        _invoke(_rnea_d, model, _QVA, (model._mb, w.wb, q, v, a, w.work, out), "inverse_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
@@ -106,7 +106,7 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
     if f_ext:
         _load(model, w, f_ext)
     try:
-        _invoke(_aba_d, model, w.wb, _QVT, (q, v, tau), (w.work, w.lam, w.flags, acc, out),
+        _invoke(_aba_d, model, _QVT, (model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out),
                 "forward_dynamics_derivatives")
     finally:
         if f_ext:
@@ -125,8 +125,8 @@ def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
     if f_ext:
         _load(model, w, f_ext)
     try:
-        _invoke(_hybrid_d, model, w.wb, _HD_NAMES, (q, v, prescribed, a, tau),
-                (w.work, w.lam, w.flags, a_out, tau_out, out), "hybrid_dynamics_derivatives")
+        _invoke(_hybrid_d, model, _HD_NAMES, (model._mb, w.wb, q, v, prescribed, a, tau, w.work, w.lam, w.flags, a_out,
+                                              tau_out, out), "hybrid_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
