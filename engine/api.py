@@ -101,6 +101,15 @@ def _raise(model, st, names, args, function="engine"):
     raise InputError(f"{name}: invalid (status {st})", name)
 
 
+def _coordinate_mask(model, prescribed):
+    """A prescription mask as the kernels take it: kept when it is already one flag per coordinate
+    (an array of nv), else converted (a list, one flag per joint) by _as_mask; a wrong length is
+    then named by the kernel."""
+    if getattr(prescribed, "shape", None) == (model.nv,):
+        return prescribed
+    return _as_mask(prescribed, "prescribed", model.nv, model)
+
+
 def _coordinate_name(model, idx, in_q):
     for j in model.joints:
         start, size = (j.idx_q, j.nq) if in_q else (j.idx_v, j.nv)
@@ -247,8 +256,7 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
         w = model._work()
     if f_ext:
         return _with_fext(model, w.hd, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
-    if getattr(prescribed, "shape", None) != (model.nv,):    # a list, one flag per joint, or wrong: convert or name
-        prescribed = _as_mask(prescribed, "prescribed", model.nv, model)
+    prescribed = _coordinate_mask(model, prescribed)
     a_out = np.empty(model.nv)
     tau_out = np.empty(model.nv)
     _invoke(_hybrid, model, _HD_NAMES, (model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out),

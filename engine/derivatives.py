@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .layout import WS_DTYPE, COINCIDENT
-from .api import (_as_vector, _as_mask, _invoke, _load_fext, integrate, jacobian, hybrid_dynamics, _QVA, _QVT,
+from .api import (_as_vector, _as_mask, _coordinate_mask, _invoke, _load_fext, integrate, jacobian, hybrid_dynamics, _QVA, _QVT,
                   _HD_NAMES)
 from .constrained import constrained_forward_dynamics
 from .errors import InputError
@@ -120,8 +120,7 @@ def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
     nv = model.nv
     out = np.empty((3, nv, nv))
     a_out, tau_out = np.empty(nv), np.empty(nv)
-    if getattr(prescribed, "shape", None) != (nv,):    # a list, one flag per joint, or wrong: convert or name
-        prescribed = _as_mask(prescribed, "prescribed", nv, model)
+    prescribed = _coordinate_mask(model, prescribed)
     if f_ext:
         _load(model, w, f_ext)
     try:
