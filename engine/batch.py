@@ -7,9 +7,15 @@
 
 Each row is computed by the same compiled kernel as the per-call function, so the results are equal
 to ``engine.forward_dynamics`` (and the others) row by row. The rows are split into one contiguous
-chunk per thread (numba ``prange``); each chunk has its own workspace, so nothing is shared between
-threads and the model is never written. ``threads=None`` uses every core numba has, an integer caps
-it (1 runs on the calling thread's share only).
+chunk per thread; each chunk is one call of a compiled chunk kernel that releases the GIL
+(``nogil``) and has its own workspace, so nothing is shared between threads and the model is never
+written. The calling thread computes the first chunk, a pool of worker threads the others.
+``threads=None`` uses every core numba has (``NUMBA_NUM_THREADS``, by default the machine's cores),
+an integer caps it (1 runs on the calling thread alone).
+
+Plain threads rather than numba's ``parallel=True``: a ``prange`` kernel is compiled once more as a
+parallel ufunc with every kernel it calls linked in again (about 110 s of the cold compile), and
+loads a threading layer; a chunk kernel is an ordinary one.
 
 ``rollout`` advances N initial states by ``steps`` steps of ``dt`` with the compiled step loop
 (``engine.steploop``: the Simulator's integrators and joint damping, every joint torque-driven):
@@ -18,9 +24,12 @@ initial state, row k the state after k steps.
 """
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
+
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .algorithms.aba import aba
 from .algorithms.crba import crba
@@ -32,84 +41,77 @@ from .loopkernels import NI, NF
 from .stepping import INTEGRATOR_CODES
 
 
-@njit(parallel=True, cache=True)
-def _forward_dynamics(m_bytes, wsize, Q, V, TAU, OUT, nchunks, status):
-    N = Q.shape[0]
-    for c in prange(nchunks):
-        ws = np.zeros(wsize, dtype=np.uint8)
-        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
-            status[i] = aba(m_bytes, ws, Q[i], V[i], TAU[i], OUT[i])
+# the chunk kernels: rows start..end-1, one workspace of their own, the GIL released
+@njit(nogil=True, cache=True)
+def _forward_dynamics(m_bytes, wsize, Q, V, TAU, OUT, start, end, status):
+    ws = np.zeros(wsize, dtype=np.uint8)
+    for i in range(start, end):
+        status[i] = aba(m_bytes, ws, Q[i], V[i], TAU[i], OUT[i])
 
 
-@njit(parallel=True, cache=True)
-def _inverse_dynamics(m_bytes, wsize, Q, V, A, OUT, nchunks, status):
-    N = Q.shape[0]
-    for c in prange(nchunks):
-        ws = np.zeros(wsize, dtype=np.uint8)
-        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
-            status[i] = rnea(m_bytes, ws, Q[i], V[i], A[i], OUT[i])
+@njit(nogil=True, cache=True)
+def _inverse_dynamics(m_bytes, wsize, Q, V, A, OUT, start, end, status):
+    ws = np.zeros(wsize, dtype=np.uint8)
+    for i in range(start, end):
+        status[i] = rnea(m_bytes, ws, Q[i], V[i], A[i], OUT[i])
 
 
-@njit(parallel=True, cache=True)
-def _mass_matrix(m_bytes, wsize, Q, OUT, nchunks, status):
-    N = Q.shape[0]
-    for c in prange(nchunks):
-        ws = np.zeros(wsize, dtype=np.uint8)
-        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
-            status[i] = crba(m_bytes, ws, Q[i], OUT[i])
+@njit(nogil=True, cache=True)
+def _mass_matrix(m_bytes, wsize, Q, OUT, start, end, status):
+    ws = np.zeros(wsize, dtype=np.uint8)
+    for i in range(start, end):
+        status[i] = crba(m_bytes, ws, Q[i], OUT[i])
 
 
-@njit(parallel=True, cache=True)
-def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, nchunks, status, bad):
-    N = Q.shape[0]
+@njit(nogil=True, cache=True)
+def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, bad, start, end, status):
     steps = Q.shape[1] - 1
     nq = Q.shape[2]
     nv = V.shape[2]
-    for c in prange(nchunks):
-        ws = np.zeros(wsize, dtype=np.uint8)
-        ws_g = np.zeros(wsize, dtype=np.uint8)
-        prescribed = np.zeros(nv, dtype=np.bool_)
-        code = np.zeros(nv, dtype=np.int64)
-        params = np.zeros((nv, NPARAMS))
-        zero = np.zeros(nv)
-        q = np.empty(nq)
-        v = np.empty(nv)
-        tv = np.zeros(2)
-        a_out = np.empty(nv)
-        tau_out = np.empty(nv)
-        q_prev = np.empty(nq)
-        v_prev = np.empty(nv)
-        rec_a = np.empty((steps, nv))
-        rec_tau = np.empty((steps, nv))
-        rec_t = np.empty(steps + 1)
-        done = np.zeros(1, dtype=np.int64)
-        ci = np.zeros((0, NI), dtype=np.int64)
-        cf = np.zeros((0, NF))
-        gains = np.zeros(4)
-        lam = np.zeros(0)
-        energy = np.zeros(3)      # (work, dissipated, external work): not reported by rollouts
-        proj = np.zeros(4)        # loop projections: none (no loops here)
-        for i in range(c * N // nchunks, (c + 1) * N // nchunks):
+    ws = np.zeros(wsize, dtype=np.uint8)
+    ws_g = np.zeros(wsize, dtype=np.uint8)
+    prescribed = np.zeros(nv, dtype=np.bool_)
+    code = np.zeros(nv, dtype=np.int64)
+    params = np.zeros((nv, NPARAMS))
+    zero = np.zeros(nv)
+    q = np.empty(nq)
+    v = np.empty(nv)
+    tv = np.zeros(2)
+    a_out = np.empty(nv)
+    tau_out = np.empty(nv)
+    q_prev = np.empty(nq)
+    v_prev = np.empty(nv)
+    rec_a = np.empty((steps, nv))
+    rec_tau = np.empty((steps, nv))
+    rec_t = np.empty(steps + 1)
+    done = np.zeros(1, dtype=np.int64)
+    ci = np.zeros((0, NI), dtype=np.int64)
+    cf = np.zeros((0, NF))
+    gains = np.zeros(4)
+    lam = np.zeros(0)
+    energy = np.zeros(3)      # (work, dissipated, external work): not reported by rollouts
+    proj = np.zeros(4)        # loop projections: none (no loops here)
+    for i in range(start, end):
+        for k in range(nq):
+            q[k] = Q[i, 0, k]
+        for k in range(nv):
+            v[k] = V[i, 0, k]
+        tv[0] = 0.0
+        seq = TAUS[0] if shared else TAUS[i]
+        st = advance(m_bytes, ws, ws_g, q, v, tv, dt, steps, integrator, prescribed, code, params, q,
+                     damping, zero, zero, seq, a_out, tau_out, q_prev, v_prev, bad[i], rec_t, Q[i], V[i],
+                     rec_a, rec_tau, done, ws_g, ci, cf, gains, lam, energy, proj)
+        status[i] = st
+        n = done[0]
+        for k in range(nq):
+            Q[i, n, k] = q[k]
+        for k in range(nv):
+            V[i, n, k] = v[k]
+        for r in range(n + 1, steps + 1):
             for k in range(nq):
-                q[k] = Q[i, 0, k]
+                Q[i, r, k] = np.nan
             for k in range(nv):
-                v[k] = V[i, 0, k]
-            tv[0] = 0.0
-            seq = TAUS[0] if shared else TAUS[i]
-            st = advance(m_bytes, ws, ws_g, q, v, tv, dt, steps, integrator, prescribed, code, params, q,
-                         damping, zero, zero, seq, a_out, tau_out, q_prev, v_prev, bad[i], rec_t, Q[i], V[i],
-                         rec_a, rec_tau, done, ws_g, ci, cf, gains, lam, energy, proj)
-            status[i] = st
-            n = done[0]
-            for k in range(nq):
-                Q[i, n, k] = q[k]
-            for k in range(nv):
-                V[i, n, k] = v[k]
-            for r in range(n + 1, steps + 1):
-                for k in range(nq):
-                    Q[i, r, k] = np.nan
-                for k in range(nv):
-                    V[i, r, k] = np.nan
+                V[i, r, k] = np.nan
 
 
 # ------------------------------------------------------------------ Python side
@@ -144,18 +146,37 @@ def _same_rows(name, a, N):
         raise InputError(f"{name}: expected {N} rows (one per state), got {a.shape[0]}", name)
 
 
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _workers():
+    """The worker threads of every batch call (created at the first call that uses two threads)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(1, numba.config.NUMBA_NUM_THREADS - 1),
+                                       thread_name_prefix="jointlab-batch")
+        return _pool
+
+
 def _run(kernel, model, threads, N, *args):
+    """status (N,): kernel(model bytes, workspace size, *args, start, end, status) over rows
+    start..end-1 of one chunk per thread, the first chunk on the calling thread."""
     status = np.zeros(N, dtype=np.int64)
-    k = _threads(threads, N)
     if N == 0:
         return status
+    k = _threads(threads, N)
     wsize = (model.nbodies + 1) * WS_DTYPE.itemsize
-    old = numba.get_num_threads()
-    numba.set_num_threads(k)
+    bounds = [c * N // k for c in range(k + 1)]
+    futures = [_workers().submit(kernel, model._mb, wsize, *args, bounds[c], bounds[c + 1], status)
+               for c in range(1, k)]
     try:
-        kernel(model._mb, wsize, *args, k, status)
+        kernel(model._mb, wsize, *args, bounds[0], bounds[1], status)
     finally:
-        numba.set_num_threads(old)
+        wait(futures)           # no chunk may still write into the arrays when this returns or raises
+    for f in futures:
+        f.result()              # a chunk's exception (a zero quaternion) is raised here
     return status
 
 
@@ -245,7 +266,7 @@ def rollout(model, q0s, v0s, taus, dt, integrator="rk4", threads=None):
     Q[:, 0] = q0s
     V[:, 0] = v0s
     bad = np.zeros((N, model.nq + 4 * model.nv))
-    st = _run_rollout(model, threads, N, Q, V, T, shared, dt, integrator, bad)
+    st = _run(_rollout, model, threads, N, Q, V, T, shared, dt, INTEGRATOR_CODES[integrator], model.damping, bad)
     failed = np.flatnonzero(st)
     if failed.size:
         i = int(failed[0])
@@ -256,18 +277,3 @@ def rollout(model, q0s, v0s, taus, dt, integrator="rk4", threads=None):
         raise SimulationDiverged(n * dt, Q[i, n].copy(), V[i, n].copy(), f"rollout {i}", float("nan"), dt,
                                  integrator)
     return Q, V
-
-
-def _run_rollout(model, threads, N, Q, V, T, shared, dt, integrator, bad):
-    status = np.zeros(N, dtype=np.int64)
-    if N == 0:
-        return status
-    k = _threads(threads, N)
-    wsize = (model.nbodies + 1) * WS_DTYPE.itemsize
-    old = numba.get_num_threads()
-    numba.set_num_threads(k)
-    try:
-        _rollout(model._mb, wsize, Q, V, T, shared, dt, INTEGRATOR_CODES[integrator], model.damping, k, status, bad)
-    finally:
-        numba.set_num_threads(old)
-    return status
