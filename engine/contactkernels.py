@@ -386,7 +386,7 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
     """Candidate ground contacts within `margin` (engine.contact.ContactGeometry.detect): fills
     (body, world point, signed distance, key, shape) and returns their number."""
     (points, pbody, pshape, gbody, gc, gr, grng, sc, sr, sb, ss, dc, da, dr, db, ds) = geo
-    k = 0
+    k = np.int64(0)      # not the literal 0: one compile of _store for every caller
     npts = points.shape[0]
     for g in range(gbody.shape[0]):
         b = gbody[g]
@@ -484,7 +484,7 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
         for a in range(c):
             if not sel[a]:
                 keep[idx[a]] = False
-    j = 0
+    j = np.int64(0)
     for i in range(k):
         if keep[i]:
             if j != i:
@@ -676,7 +676,7 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
     if st != OK:
         return st
     k = detect(geo, T, n, gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
-    nd = 0
+    nd = np.int64(0)     # not the literal 0: one compile of _store and _contact_rows
     for i in range(k):
         if cd[i] < -PENETRATION_SLOP:
             _store(cb[i], cx[i, 0], cx[i, 1], cx[i, 2], cd[i], ckey[i], cshape[i], nd, cb, cx, cd, ckey, cshape)

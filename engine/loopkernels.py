@@ -150,7 +150,7 @@ def rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb):
             f[r0] = q[ci[c, C_IQ_J]] - ratio * q[ci[c, C_IQ_I]] - cf[c, F_OFFSET]
             bias[r0] = 0.0
             continue
-        frame_state(m, ws, ci[c, C_BODY_A], cf, c, F_PA, sa, Ja)
+        frame_state(m, ws, ci[c, C_BODY_A], cf, c, np.int64(F_PA), sa, Ja)   # int64: one compile for A and B
         if kind == ROLLING:
             ax0, ax1, ax2 = cf[c, F_AXIS], cf[c, F_AXIS + 1], cf[c, F_AXIS + 2]
             n0 = sa[0, 0] * ax0 + sa[0, 1] * ax1 + sa[0, 2] * ax2
@@ -187,7 +187,7 @@ def rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb):
             f[r0 + 1] = np.nan
             f[r0 + 2] = sa[3, 2] + h2 - cf[c, F_GROUND]
             continue
-        frame_state(m, ws, ci[c, C_BODY_B], cf, c, F_PB, sb, Jb)
+        frame_state(m, ws, ci[c, C_BODY_B], cf, c, np.int64(F_PB), sb, Jb)
         if kind == POINT:
             for r in range(ci[c, C_ROWS]):
                 D0, D1, D2 = cf[c, F_D + 3 * r], cf[c, F_D + 3 * r + 1], cf[c, F_D + 3 * r + 2]

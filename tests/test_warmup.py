@@ -1,7 +1,8 @@
 """engine.warmup prepares every kernel a session reaches: after it, a session on other models
 (a loop model, a legged robot on the ground with joint limits, derivatives, batches) adds no
 compiled signature to any kernel, i.e. compiles nothing (empty cache) and loads nothing (warm
-cache) that the warm-up did not. Checked in a child process (a fresh interpreter: the test process
+cache) that the warm-up did not, and no function is compiled twice for one set of argument types
+(a literal constant argument). Checked in a child process (a fresh interpreter: the test process
 has long since loaded everything)."""
 import os
 import subprocess
@@ -10,6 +11,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SESSION = r"""
+import sys
 import warnings
 import numpy as np
 import engine.warmup
@@ -21,7 +23,6 @@ warnings.simplefilter("ignore")
 
 
 def signatures():
-    import sys
     out = {}
     for name, mod in list(sys.modules.items()):
         if name.startswith("engine"):
@@ -51,6 +52,24 @@ after = signatures()
 names = sorted(k for k, n in after.items() if n > before.get(k, 0))
 print("kernels with a signature the warm-up did not prepare:", names)
 assert not names, names
+
+# no function compiled twice for the same argument types: a constant argument is typed as a literal
+# (Literal[bool](False), Literal[int](0)), so two call sites passing different constants, or a
+# constant and a variable, compile the whole function (and what it inlines) once per value. Read from
+# each function's cache index (everything the warm-up compiled, in this process or an earlier one):
+# a function that is only called from other kernels loads no signature of its own.
+from numba.core import types
+twice = []
+for name, mod in list(sys.modules.items()):
+    if name.startswith("engine"):
+        for k, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == name and obj._cache is not None:
+                sigs = [key[0] for key in obj._cache._cache_file._load_index()]
+                plain = [tuple(types.unliteral(t) for t in getattr(sig, "args", sig)) for sig in sigs]
+                if len(set(plain)) < len(plain):
+                    twice.append(f"{name}.{k}: {sigs}")
+print("compiled twice for one type:", twice)
+assert not twice, twice
 """
 
 

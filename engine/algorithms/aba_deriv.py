@@ -285,7 +285,7 @@ def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
     for k in range(nv):
         a[k] = 0.0
     # Table 2's derivative sweep at ddq = 0: b, M and dID/d dq
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, False, False)
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(False), np.bool_(False))
     torque_minus_bias(m, bvec, dvec, tau, a)
     k = factor_mass_matrix(m, M, H, lam, flags[:nv], flags[nv:])
     active = flags[nv:]

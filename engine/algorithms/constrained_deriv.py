@@ -112,7 +112,7 @@ def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc
     # 2. Table 2's derivative sweep at ddq = 0: b, M, dID/d dq (out[1]); out[0] left zero
     for k in range(nv):
         a[k] = 0.0
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, False, False)
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(False), np.bool_(False))
     torque_minus_bias(m, bvec, dvec, tau, a0[:, 0])
     # 3. M = L^T D L; a0, G = M^-1 A^T, K = A G, lambda, ddq
     if factor_mass_matrix(m, M, H, lamc, flags[:nv], flags[nv:]) >= 0:

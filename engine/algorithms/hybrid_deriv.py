@@ -17,6 +17,7 @@ No prescribed coordinate gives the forward-dynamics derivatives, all prescribed 
 """
 from __future__ import annotations
 
+import numpy as np
 
 from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARR3_T,
                       INT_T)
@@ -36,6 +37,6 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, f
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], m[0].nv)
-    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M, True, True)   # the poses of the pass just run
+    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(True), np.bool_(True))   # the poses of the pass just run
     st = partitioned_solve(m, prescribed, flags, M, H, lam, out[0], out[1], out[2])
     return st if st != OK else check_outputs(out)

@@ -186,7 +186,8 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
     wrenches read from ws[i].fext (body frame {i}). Inputs are assumed valid. Work arrays:
     bmat (n+1, 2, 6, 6), bvec (n+1, 6, 6), dvec (nv, 8, 6), tmp (4, 6). poses_ready: the joint
     poses T_i and S_i in ws are those of q already (a Table 3 or 4 pass on ws just ran). Without
-    with_dq, dtau_dq is left zero (the tables for it are filled all the same)."""
+    with_dq, dtau_dq is left zero (the tables for it are filled all the same). The callers pass both
+    flags as np.bool_: constants would be typed as literals, one compile of this sweep per pair."""
     n = m.shape[0] - 1
     nv = m[0].nv
     set_identity_pose(ws[0])
@@ -396,5 +397,5 @@ def rnea_derivatives(m_bytes, ws_bytes, q, v, a, work, out):
     if st != OK:
         return st
     bmat, bvec, dvec, tmp, _, _ = work_views(work, m.shape[0], nv)
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2], False, True)
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], out[2], np.bool_(False), np.bool_(True))
     return check_outputs(out)
