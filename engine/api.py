@@ -66,7 +66,7 @@ def _as_mask(x, name, n, model=None):
     if a.ndim != 1:
         raise InputError(f"{name}: expected a vector of {n} booleans, got shape {a.shape}", name)
     if model is not None and a.size == len(model.joints) and a.size != n:
-        a = np.concatenate([np.full(j.nv, bool(f)) for j, f in zip(model.joints, a)]) if a.size else a
+        a = a[model._coordinate_joint]
     if not a.flags.writeable:
         a = a.copy()
     return a

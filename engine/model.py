@@ -311,6 +311,9 @@ class Model:
         self.source = builder.source
         self._tls = threading.local()
         self._zero_v = np.zeros(self.nv)      # read by the kernels as v = 0 or a = 0, never written
+        # the joint (index in self.joints) of each velocity coordinate: a one-flag-per-joint mask m
+        # becomes one flag per coordinate as m[self._coordinate_joint]
+        self._coordinate_joint = np.repeat(np.arange(len(joints)), [j.nv for j in joints]).astype(np.int64)
         self.massless_joints = self._find_massless()
         self.constraints = [c.bind(self) for c in builder.constraints]
         return self

@@ -318,4 +318,6 @@ def test_small_trees_hybrid_hypothesis(seed, min_dof, data, kinds, fixed):
     a_out, tau_out = engine.hybrid_dynamics(m, q, v, u, a, tau)
     assert_close(a_out, a_ref, 1e-8, "hybrid ddq")
     assert_close(tau_out, tau_ref, 1e-8, "hybrid tau")
+    a_j, tau_j = engine.hybrid_dynamics(m, q, v, flags, a, tau)     # the same mask, one flag per joint
+    assert np.array_equal(a_j, a_out) and np.array_equal(tau_j, tau_out)
     assert_close(engine.forward_dynamics(m, q, v, engine.inverse_dynamics(m, q, v, a)), a, TOL, "FD(ID(a))")
