@@ -22,14 +22,19 @@ from numba.core.registry import CPUDispatcher
 warnings.simplefilter("ignore")
 
 
-def signatures():
+def dispatchers():
+    # {module.qualname: dispatcher} of every compiled function of the engine's loaded modules
     out = {}
     for name, mod in list(sys.modules.items()):
         if name.startswith("engine"):
-            for k, obj in vars(mod).items():
+            for obj in vars(mod).values():
                 if isinstance(obj, CPUDispatcher):
-                    out[f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"] = len(obj.signatures)
+                    out[f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"] = obj
     return out
+
+
+def signatures():
+    return {k: len(obj.signatures) for k, obj in dispatchers().items()}
 
 
 before = signatures()
@@ -60,14 +65,12 @@ assert not names, names
 # a function that is only called from other kernels loads no signature of its own.
 from numba.core import types
 twice = []
-for name, mod in list(sys.modules.items()):
-    if name.startswith("engine"):
-        for k, obj in vars(mod).items():
-            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == name and obj._cache is not None:
-                sigs = [key[0] for key in obj._cache._cache_file._load_index()]
-                plain = [tuple(types.unliteral(t) for t in getattr(sig, "args", sig)) for sig in sigs]
-                if len(set(plain)) < len(plain):
-                    twice.append(f"{name}.{k}: {sigs}")
+for k, obj in dispatchers().items():
+    if obj._cache is not None:
+        sigs = [key[0] for key in obj._cache._cache_file._load_index()]
+        plain = [tuple(types.unliteral(t) for t in getattr(sig, "args", sig)) for sig in sigs]
+        if len(set(plain)) < len(plain):
+            twice.append(f"{k}: {sigs}")
 print("compiled twice for one type:", twice)
 assert not twice, twice
 """
