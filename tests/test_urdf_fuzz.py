@@ -229,8 +229,20 @@ def check_case(data, name, rng, strict=None, timed=True):
     documents are checked by counting their work instead, see test_deep_nesting_and_huge_documents)."""
     fb = rng.random() < 0.3
     strict = rng.random() < 0.7 if strict is None else strict
-    # CPU time of this process: what the loader costs, whatever else the machine is running
-    t = time.process_time()
+    dt, loaded = _load_and_use(data, name, fb, strict)
+    if timed and dt >= 2.0:
+        # A hang costs the same again; a one-off charge does not (a full garbage collection of the
+        # test process's heap, a kernel loaded from the cache the first time): measure once more.
+        dt, loaded = _load_and_use(data, name, fb, strict)
+    assert not timed or dt < 2.0, f"{name}: {dt:.2f} s of CPU (twice)"
+    return loaded
+
+
+def _load_and_use(data, name, fb, strict):
+    """(CPU seconds of this thread, whether a model was accepted)."""
+    # CPU time of this thread: what the loader costs, whatever else the machine or the test
+    # process's other threads (a simulation thread left by an earlier test) are running
+    t = time.thread_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -246,9 +258,7 @@ def check_case(data, name, rng, strict=None, timed=True):
             M = engine.mass_matrix(model, q)
             assert M.shape == (model.nv, model.nv)
             engine.inverse_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv))
-    dt = time.process_time() - t
-    assert not timed or dt < 2.0, f"{name}: {dt:.2f} s of CPU"
-    return model is not None
+    return time.thread_time() - t, model is not None
 
 
 def _seed(*parts):
