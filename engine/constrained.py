@@ -112,6 +112,9 @@ def baumgarte_gains(time_constant, dt=None):
     return 1.0 / T, 1.0 / T
 
 
+_NO_BAUMGARTE = np.zeros(3)        # the kernel's gains argument without stabilisation (read, never written)
+
+
 def _compiled(model, q, v, prescribed, a, tau, baumgarte, constraints):
     """(ddq, tau, lambda) from the compiled loop kernels (engine/loopkernels.py), or None: a
     Pfaffian constraint, an argument that needs converting, a rank-deficient or degenerate system,
@@ -124,9 +127,9 @@ def _compiled(model, q, v, prescribed, a, tau, baumgarte, constraints):
         return None
     ci, cf, m = packed
     nv = model.nv
-    pres = np.zeros(nv, dtype=bool) if prescribed is None else prescribed
+    pres = model._torque_v if prescribed is None else prescribed
     a = model._zero_v if a is None else a
-    g = np.zeros(3) if baumgarte is None else np.array([1.0, float(baumgarte[0]), float(baumgarte[1])])
+    g = _NO_BAUMGARTE if baumgarte is None else np.array([1.0, float(baumgarte[0]), float(baumgarte[1])])
     w = model._work()
     a_out, tau_out, lam = np.empty(nv), np.empty(nv), np.empty(m)
     try:

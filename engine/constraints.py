@@ -12,6 +12,8 @@ force A^T lambda applies lambda (world force / moment) to a at its frame origin 
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from .errors import ModelError, InputError
@@ -444,16 +446,30 @@ def active_constraints(model, constraints=None):
     return [c for c in cs if c.enabled]
 
 
-# what pack() reads from a constraint besides its class: scalars, and arrays (compared by content)
-_PACKED_SCALARS = ("rows", "body_a", "body_b", "body", "length", "ratio", "offset", "radius", "ground", "iq", "iv")
-_PACKED_ARRAYS = ("P_a", "P_b", "D", "P", "axis")
+# what engine.loopkernels.pack reads from each built-in kind besides its class: scalars, and arrays
+# (compared by content, so an edit made in place is seen)
+_PACKED = {
+    "point": (("rows", "body_a", "body_b"), ("P_a", "P_b", "D")),
+    "revolute": (("rows", "body_a", "body_b"), ("P_a", "P_b")),
+    "weld": (("rows", "body_a", "body_b"), ("P_a", "P_b")),
+    "distance": (("rows", "body_a", "body_b", "length"), ("P_a", "P_b")),
+    "gear": (("rows", "iq", "iv", "ratio", "offset"), ()),
+    "rolling": (("rows", "body", "radius", "ground"), ("P", "axis")),
+}
+_PACKED_GET = {kind: (attrgetter(*s), attrgetter(*a) if a else (lambda c: ())) for kind, (s, a) in _PACKED.items()}
 
 
 def _fingerprint(c):
-    d = c.__dict__
-    g = d.get
-    return [type(c), *map(g, _PACKED_SCALARS),
-            *[x.tobytes() if isinstance(x, np.ndarray) else x for x in map(g, _PACKED_ARRAYS)]]
+    """What the packed rows of constraint c depend on, comparable with ==: two attribute reads
+    in C and one bytes copy per array (pack_cached runs this on every call)."""
+    get = _PACKED_GET.get(c.kind)
+    if get is None:            # not a built-in kind: pack() returns None whatever its values are
+        return (type(c),)
+    try:
+        scalars, arrays = get[0](c), get[1](c)
+    except AttributeError:     # not bound yet: never equal to a cached fingerprint
+        return (type(c), object())
+    return (type(c), scalars, *[x.tobytes() if isinstance(x, np.ndarray) else x for x in arrays])
 
 
 def pack_cached(constraints, model):

@@ -311,6 +311,7 @@ class Model:
         self.source = builder.source
         self._tls = threading.local()
         self._zero_v = np.zeros(self.nv)      # read by the kernels as v = 0 or a = 0, never written
+        self._torque_v = np.zeros(self.nv, dtype=bool)   # read as 'no joint prescribed', never written
         # the joint (index in self.joints) of each velocity coordinate: a one-flag-per-joint mask m
         # becomes one flag per coordinate as m[self._coordinate_joint]
         self._coordinate_joint = np.repeat(np.arange(len(joints)), [j.nv for j in joints]).astype(np.int64)

@@ -298,3 +298,54 @@ def test_public_constrained_dynamics_use_the_kernel_and_agree(name):
     a_py, lam_py = _forward_python(model, q, v, tau, None, (3.0, 3.0))
     assert_close(a, a_py, 1e-9, "ddq")
     assert_close(lam, lam_py, 1e-9, "lambda")
+
+
+def test_the_packed_rows_cache_sees_every_parameter_pack_reads():
+    """pack_cached reuses the packed rows while a constraint's parameters are unchanged. For every
+    built-in kind, every attribute whose change changes pack()'s output (found by changing each
+    attribute in turn, by assignment and, for arrays, in place) must also change what pack_cached
+    returns: a stale pack would simulate the old mechanism."""
+    import copy
+    from engine.constraints import pack_cached
+    pair, cs, _ = random_closed_pair(0)
+    model = pair.model
+    disk = linkage("rolling_disk")
+    seen = {}
+    for mdl, constraints in ((model, cs), (disk, [c for c in disk.constraints if c.enabled])):
+        mdl = copy.copy(mdl)                  # the cache lives in the model's __dict__: keep it ours
+        mdl.__dict__.pop("_pack_cache", None)
+        for c in constraints:
+            for name, value in list(vars(c).items()):
+                if isinstance(value, bool) or not isinstance(value, (int, float, tuple, np.ndarray)):
+                    continue
+                base = pack(constraints, mdl)
+                assert pack_cached(constraints, mdl) is not None
+                if isinstance(value, np.ndarray):
+                    edits = [("assigned", value + 0.25), ("in place", None)]
+                elif isinstance(value, tuple):
+                    edits = [("assigned", tuple(x + 1 for x in value))]
+                else:
+                    edits = [("assigned", value + 1)]
+                for how, new in edits:
+                    if how == "in place":
+                        value.reshape(-1)[0] += 0.25
+                    else:
+                        setattr(c, name, new)
+                    try:
+                        changed = pack(constraints, mdl)
+                    except Exception:
+                        changed = None            # not a value pack accepts: nothing to cache
+                    if changed is not None and not all(np.array_equal(x, y) for x, y in zip(base[:2], changed[:2])):
+                        got = pack_cached(constraints, mdl)
+                        assert all(np.array_equal(x, y) for x, y in zip(got[:2], changed[:2])), \
+                            f"{c.kind} constraint: the cached pack missed a change of {name} ({how})"
+                        seen.setdefault(c.kind, set()).add(name)
+                    if how == "in place":
+                        value.reshape(-1)[0] -= 0.25
+                    else:
+                        setattr(c, name, value)
+                    pack_cached(constraints, mdl)
+    # each kind was exercised on the attributes that define it
+    assert {"point", "revolute", "weld", "distance", "gear", "rolling"} <= set(seen), seen
+    assert {"P_a", "P_b"} <= seen["weld"] and "length" in seen["distance"] and "ratio" in seen["gear"], seen
+    assert {"P", "radius", "axis"} <= seen["rolling"], seen
