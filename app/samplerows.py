@@ -15,16 +15,12 @@ import time
 
 import numpy as np
 
-_SOFT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
-
-
 class StepRows:
     """Steps ``sim`` and writes the sample rows of ``layout`` (one object per simulation thread)."""
 
     def __init__(self, engine, model, sim, layout, samples):
         self.e, self.model, self.sim, self.layout, self.samples = engine, model, sim, layout, samples
         self._block = np.empty((512, layout.width))
-        self._zero_v = np.zeros(model.nv)
         self.constraints_changed()
 
     # ------------------------------------------------------------------ closed loops
@@ -40,6 +36,7 @@ class StepRows:
         self.loops_active = bool(cols)
         self.measured = [(c, L.residual_columns[c.name]) for c in self.model.constraints
                          if c.name in L.residual_columns]
+        self._measured_constraints = [c for c, _ in self.measured]
         # the multipliers of another set of constraints mean nothing now (and the simulator keeps
         # its last ones while no constraint is enabled): none until the next step
         self.sim.lam = np.zeros(0)
@@ -50,22 +47,14 @@ class StepRows:
         return lam if self.loops_active and len(lam) == self.active_rows else None
 
     def residual_vector(self, q):
-        """|f(q)| per measured constraint (enabled or not), and of the enabled ones together."""
-        kin = self.e.constraints.Kinematics(self.model, q, self._zero_v)
-        out = []
+        """|f(q)| per measured constraint (enabled or not), and of the enabled ones together (NaN
+        where f is undefined: a disk lying flat, a rod of length 0)."""
+        res = self.e.constraint_residuals(self.model, q, self._measured_constraints)
         total = 0.0
-        for c, _ in self.measured:
-            try:
-                f = c.evaluate(kin)[0]
-            except _SOFT_ERRORS:
-                out.append(float("nan"))     # undefined here (a disk lying flat, a rod of length 0)
-                continue
-            f = f[np.isfinite(f)]
-            r2 = float(f @ f)
-            out.append(math.sqrt(r2))
-            if c.enabled:
-                total += r2
-        return out, math.sqrt(total)
+        for (c, _), r in zip(self.measured, res):
+            if c.enabled and r == r:
+                total += r * r
+        return res.tolist(), math.sqrt(total)
 
     def _residual_row(self, row, q):
         out, total = self.residual_vector(q)

@@ -25,7 +25,7 @@ from .urdf import load_urdf, load_urdf_string
 from .mjcf import load_mjcf
 from .constraints import (PointConstraint, RevoluteConstraint, WeldConstraint, DistanceConstraint,
                           GearConstraint, PfaffianConstraint, RollingContact, constraint_system,
-                          constraint_residual)
+                          constraint_residual, constraint_residuals)
 from .constrained import (constrained_forward_dynamics, constrained_inverse_dynamics,
                           constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
                           joint_reaction_wrenches, ConstraintWarning)
@@ -51,7 +51,7 @@ __all__ = [
     "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "Ground", "Contact",
     "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
-    "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual",
+    "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual", "constraint_residuals",
     "constrained_forward_dynamics", "constrained_inverse_dynamics", "constrained_hybrid_dynamics",
     "project_constraints", "constraint_wrenches", "joint_reaction_wrenches", "ConstraintWarning",
     "trace", "Trace", "Step", "body_quantities", "equation_terms", "EquationTerms", "contact_wrenches",

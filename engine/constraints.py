@@ -12,13 +12,14 @@ force A^T lambda applies lambda (world force / moment) to a at its frame origin 
 """
 from __future__ import annotations
 
+import math
 from operator import attrgetter
 
 import numpy as np
 
 from .errors import ModelError, InputError
 from .spatial import so3_log, pose
-from .api import _invoke, _work, integrate
+from .api import _invoke, _work, _as_vector, integrate
 from .algorithms.frames import frame_kinematics
 from .algorithms.kinematics import body_bias
 
@@ -472,17 +473,19 @@ def _fingerprint(c):
     return (type(c), scalars, *[x.tobytes() if isinstance(x, np.ndarray) else x for x in arrays])
 
 
-def pack_cached(constraints, model):
+def pack_cached(constraints, model, slot="_pack_cache"):
     """engine.loopkernels.pack(constraints, model), kept on the model and reused while constraints
     with the same parameters are active (compared by value, arrays by content, so an edit made in
-    place is seen): a per-call user of the packed rows pays a fingerprint, not a pack."""
+    place is seen): a per-call user of the packed rows pays a fingerprint, not a pack. One pack per
+    slot: the dynamics' (the active constraints) and the residuals' (all of them) do not evict
+    each other."""
     fps = [_fingerprint(c) for c in constraints]
-    cached = model.__dict__.get("_pack_cache")
+    cached = model.__dict__.get(slot)
     if cached is not None and cached[0] == fps:
         return cached[1]
     from .loopkernels import pack
     packed = pack(constraints, model)
-    model.__dict__["_pack_cache"] = (fps, packed)
+    model.__dict__[slot] = (fps, packed)
     return packed
 
 
@@ -501,6 +504,54 @@ def constraint_system(model, q, v, constraints=None, kin=None):
         f[r:r + c.rows], A[r:r + c.rows], bias[r:r + c.rows] = fc, Ac, bc
         r += c.rows
     return f, A, bias, kin
+
+
+_SOFT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def constraint_residuals(model, q, constraints=None):
+    """|f(q)| of each constraint in `constraints` (default: every constraint of the model, enabled
+    or not), as an array in that order: the norm of its position-level rows (0 for one without any,
+    such as rolling contact; NaN where f is undefined there: a rolling disk lying flat, a distance
+    rod of length 0). Built-in kinds take one compiled call (``loopkernels.constraint_rows``);
+    with a user's PfaffianConstraint, or where a row is undefined, each constraint is evaluated in
+    Python. What the app's residual columns show, every step."""
+    cs = list(model.constraints if constraints is None else constraints)
+    out = np.zeros(len(cs))
+    if type(q) is not np.ndarray or q.shape != (model.nq,) or q.dtype != np.float64:
+        q = _as_vector(q, "q", model.nq)
+        if q.shape[0] != model.nq:
+            raise InputError(f"q: expected {model.nq}, got {q.shape[0]}", "q")
+    if not cs:
+        return out
+    packed = pack_cached(cs, model, slot="_residual_pack")
+    if packed is not None:
+        from .loopkernels import constraint_rows
+        ci, cf, m = packed
+        f = np.empty(m)
+        try:
+            st = constraint_rows(model._mb, _work(model).wb_kin, q, model._zero_v, ci, cf, f, np.empty((m, model.nv)),
+                                 np.empty(m))
+        except (TypeError, ZeroDivisionError):   # q not a float64 vector: the Python path names it
+            st = -1
+        if st == 0:
+            rows = f.tolist()
+            r = 0
+            for k, c in enumerate(cs):
+                # NaN rows (nonholonomic, no f) are left out; f is finite elsewhere (finite q)
+                out[k] = math.sqrt(sum(x * x for x in rows[r:r + c.rows] if x == x))
+                r += c.rows
+            return out
+    kin = Kinematics(model, q, model._zero_v)
+    for k, c in enumerate(cs):
+        try:
+            fc = c.evaluate(kin)[0]
+        except _SOFT_ERRORS:
+            out[k] = np.nan
+            continue
+        fc = fc[np.isfinite(fc)]
+        out[k] = np.sqrt(fc @ fc)
+    return out
 
 
 def constraint_residual(model, q, constraints=None):

@@ -680,3 +680,54 @@ def test_unreachable_loop_projects_as_close_as_it_can_and_warns():
     # the nearest it gets: the crank (pivot 0.45 m above the origin) pointing straight up
     f, _, _, _ = engine.constraint_system(model, q, v, [rod])
     assert f[0] == pytest.approx((0.45 + 0.12) - 5.0, abs=1e-6)
+
+
+def _residuals_by_hand(model, q, constraints):
+    kin = engine.constraints.Kinematics(model, q, np.zeros(model.nv))
+    out = []
+    for c in constraints:
+        try:
+            f = c.evaluate(kin)[0]
+        except (ValueError, ArithmeticError):
+            out.append(np.nan)
+            continue
+        f = f[np.isfinite(f)]
+        out.append(float(np.linalg.norm(f)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("name", LINKAGES)
+def test_constraint_residuals_are_the_norms_of_each_constraints_rows(name, rng):
+    """constraint_residuals (one compiled call for built-in kinds: what the app shows every step)
+    gives |f(q)| of each constraint, enabled or not, as the rows evaluated one constraint at a time."""
+    model = catalog.load_model(name)       # a model of its own: a constraint is switched off below
+    q0 = catalog.initial_state(model)[0]
+    for _ in range(3):
+        q = engine.integrate(model, q0, 0.2 * rng.normal(size=model.nv))
+        ref = _residuals_by_hand(model, q, model.constraints)
+        assert np.all(ref > 0)             # off the loop: a residual that can be compared
+        assert_close(engine.constraint_residuals(model, q), ref, 1e-13, name)
+    model.constraints[0].enabled = False
+    assert_close(engine.constraint_residuals(model, q), ref, 1e-13, f"{name}, first constraint switched off")
+
+
+def test_constraint_residuals_of_random_closures_pfaffian_and_degenerate_rows(rng):
+    pair, cs, q0 = random_closed_pair(2)
+    model = pair.model
+    q = engine.integrate(model, q0, 0.1 * rng.normal(size=model.nv))
+    assert sorted({c.kind for c in cs}) == sorted(("point", "revolute", "weld", "distance", "gear"))
+    ref = _residuals_by_hand(model, q, cs)
+    assert_close(engine.constraint_residuals(model, q, cs), ref, 1e-13, "random closures")
+    # a user's Pfaffian constraint (no position rows: residual 0) sends the whole list to Python
+    pf = engine.PfaffianConstraint("pf", 1, lambda model, q: np.ones((1, model.nv)), lambda model, q, v: np.zeros(1))
+    got = engine.constraint_residuals(model, q, cs + [pf])
+    assert_close(got, np.append(ref, 0.0), 1e-13, "with a Pfaffian constraint")
+    # a rod whose two points coincide: its residual is undefined (NaN), the others' are not
+    four = catalog.load_model("four_bar")
+    qf = catalog.initial_state(four)[0]
+    tip = engine.forward_kinematics(four, qf)["crank"] @ np.array([0.12, 0.0, 0.0, 1.0])
+    rod = engine.DistanceConstraint("rod", "crank", None, length=0.3, point_a=(0.12, 0, 0), point_b=tip[:3]).bind(four)
+    got = engine.constraint_residuals(four, qf, [four.constraints[0], rod])
+    assert np.isnan(got[1]) and got[0] == pytest.approx(_residuals_by_hand(four, qf, four.constraints)[0], abs=1e-15)
+    with pytest.raises(engine.InputError, match=r"q: expected"):
+        engine.constraint_residuals(four, qf[:-1])
