@@ -155,26 +155,29 @@ def factor_mass_matrix(m, M, H, lam, none, active):
 
 
 @njit(cache=True)
-def partitioned_solve(m, prescribed, active, M, H, lam, Gq, Gv, Gx):
-    """Hybrid-dynamics derivatives from the inverse-dynamics ones (see hybrid_deriv.py).
-    On entry Gq = dID/dq, Gv = dID/d dq, M the mass matrix; on exit Gq, Gv, Gx hold dy/dq, dy/d dq
-    and dy/dx (y: accelerations of the torque-given coordinates, torques of the prescribed ones;
-    x: the given quantities). H, lam and active are scratch. Returns the body of a singular pivot
-    (negated), or 0."""
+def partitioned_factor(m, prescribed, active, M, H, lam):
+    """H = M_TT factored as L^T D L over the tree of the torque-given coordinates T (lam: their
+    coordinate parents, active: not prescribed). Returns -1, or the coordinate of a non-positive
+    pivot."""
+    nv = M.shape[0]
+    for r in range(nv):
+        active[r] = not prescribed[r]
+        for c in range(nv):
+            H[r, c] = M[r, c]
+    coordinate_parents(m, lam, prescribed, True)
+    return ltdl_factor(H, lam, active)
+
+
+@njit(cache=True)
+def partitioned_solve(prescribed, active, M, H, lam, Gq, Gv, Gx):
+    """Hybrid-dynamics derivatives from the inverse-dynamics ones (see hybrid_deriv.py), M_TT
+    factored in H by partitioned_factor. On entry Gq = dID/dq, Gv = dID/d dq, M the mass matrix; on
+    exit Gq, Gv, Gx hold dy/dq, dy/d dq and dy/dx (y: accelerations of the torque-given
+    coordinates, torques of the prescribed ones; x: the given quantities)."""
     nv = M.shape[0]
     for r in range(nv):
         for c in range(nv):
-            H[r, c] = M[r, c]
             Gx[r, c] = M[r, c] if prescribed[c] else (-1.0 if r == c else 0.0)
-    coordinate_parents(m, lam, prescribed, True)
-    for r in range(nv):
-        active[r] = not prescribed[r]
-    k = ltdl_factor(H, lam, active)
-    if k >= 0:
-        for i in range(1, m.shape[0]):
-            if m[i].iv <= k < m[i].iv + m[i].nv:
-                return -i
-        return -1
     # Y' = -M_TT^-1 G_T (the sign folded into the diagonal step): torque-given rows are done
     ltdl_solve(H, lam, active, Gq, -1.0)
     ltdl_solve(H, lam, active, Gv, -1.0)
@@ -193,7 +196,6 @@ def partitioned_solve(m, prescribed, active, M, H, lam, Gq, Gv, Gx):
                 Gq[r, c] += mrt * Gq[t, c]
                 Gv[r, c] += mrt * Gv[t, c]
                 Gx[r, c] += mrt * Gx[t, c]
-    return 0
 
 
 @njit(cache=True, inline="always")

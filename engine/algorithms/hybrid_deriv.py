@@ -14,6 +14,13 @@ column for a prescribed coordinate c is M[:, c] and for a torque-given c is -e_c
 follows: dy_T = -Y and dy_P = G'_P - M_PT Y. M_TT keeps the tree sparsity (the ancestor relation
 restricted to T), so the same L^T D L factorisation as forward dynamics applies (aba_deriv.py).
 No prescribed coordinate gives the forward-dynamics derivatives, all prescribed gives dy/dx = M.
+
+One fused sweep, as the forward-dynamics derivatives (aba_deriv.py), instead of a Table 4 pass
+followed by the derivative sweep: run the sweep of ``rnea_deriv.py`` at ddq = (ddq_P given, 0_T);
+its subtree wrench sums give ID there, so ddq_T = M_TT^-1 (tau_T - ID_T) with the factor the
+derivatives need anyway; the ddq-dependent tables are then brought to the full ddq (ID is affine
+in ddq: ``aba_deriv.acceleration_update`` with the change (0_P, ddq_T)), which gives dID/dq and
+tau_P = ID_P. A non-positive pivot of M_TT is named by a Table 4 pass.
 """
 from __future__ import annotations
 
@@ -21,22 +28,75 @@ import numpy as np
 
 from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARR3_T,
                       INT_T)
-from .hybrid import hybrid
-from .rnea_deriv import rnea_derivative_passes, work_views, check_outputs
-from .aba_deriv import partitioned_solve
+from .common import check_result
+from .hybrid import hybrid, check_inputs
+from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs, S_W, F_W
+from .aba_deriv import partitioned_factor, partitioned_solve, ltdl_solve, acceleration_update
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, INT_T, BOOL_T, VEC_T, VEC_T, ARR3_T),
       cache=True, fastmath=FASTMATH)
 def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, flags, a_out, tau_out, out):
     """Kernel: Table 4 (a_out, tau_out) and out[0] = dy/dq (tangent space), out[1] = dy/dv,
-    out[2] = dy/dx. flags: nv booleans of scratch. Status code (see common)."""
-    st = hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out)
-    if st != OK:
-        return st
+    out[2] = dy/dx, in one fused sweep (module docstring). flags: nv booleans of scratch. Status
+    code (see common)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
-    bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], m[0].nv)
-    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(True), np.bool_(True))   # the poses of the pass just run
-    st = partitioned_solve(m, prescribed, flags, M, H, lam, out[0], out[1], out[2])
-    return st if st != OK else check_outputs(out)
+    st = check_inputs(m, q, v, prescribed, a, tau)
+    if st != OK:
+        return st
+    nv = m[0].nv
+    n = m.shape[0] - 1
+    bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
+    for x in range(nv):
+        a_out[x] = a[x] if prescribed[x] else 0.0
+    # Table 2's derivative sweep at ddq = (ddq_P, 0): M, dID/d dq and (subtree sums) ID there
+    rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(False),
+                           np.bool_(False))
+    active = flags[:nv]
+    k = partitioned_factor(m, prescribed, active, M, H, lam)
+    if k >= 0:
+        st = hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out)     # Table 4 names it
+        if st != OK:
+            return st
+        for i in range(1, n + 1):
+            if m[i].iv <= k < m[i].iv + m[i].nv:
+                return -i
+        return -1
+    # ddq_T = M_TT^-1 (tau_T - ID_T(ddq_P, 0)), solved in out[2]'s first column; tau_out then holds
+    # the change of ddq, (0_P, ddq_T), for the tables' update
+    X = out[2]
+    for i in range(1, n + 1):
+        mb = m[i]
+        F = bvec[i, F_W]
+        for e in range(mb.nv):
+            x = mb.iv + e
+            s = dvec[x, S_W]
+            X[x, 0] = 0.0 if prescribed[x] else tau[x] - (s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3]
+                                                           + s[4] * F[4] + s[5] * F[5])
+    ltdl_solve(H, lam, active, X[:, 0:1], 1.0)
+    for x in range(nv):
+        tau_out[x] = X[x, 0]
+        if not prescribed[x]:
+            a_out[x] = X[x, 0]
+    acceleration_update(m, tau_out, bmat, bvec, dvec, tmp)
+    pairs_dq(m, dvec, out[0])
+    # tau_P = ID_P at the full ddq (armature included), tau_T as given
+    for i in range(1, n + 1):
+        mb = m[i]
+        F = bvec[i, F_W]
+        for e in range(mb.nv):
+            x = mb.iv + e
+            if prescribed[x]:
+                s = dvec[x, S_W]
+                tau_out[x] = (mb.armature[e] * a[x] + s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3]
+                              + s[4] * F[4] + s[5] * F[5])
+            else:
+                tau_out[x] = tau[x]
+    st = check_result(a_out, nv)
+    if st == OK:
+        st = check_result(tau_out, nv)
+    if st != OK:
+        return st
+    partitioned_solve(prescribed, active, M, H, lam, out[0], out[1], out[2])
+    return check_outputs(out)
