@@ -642,6 +642,14 @@ def test_singular_inertia_is_named_by_the_forward_derivatives(case):
     v, tau = rng.normal(size=m.nv), rng.normal(size=m.nv)
     with pytest.raises(engine.SingularInertiaError, match="'wrist'"):
         engine.forward_dynamics_derivatives(m, q, v, tau)
+    # hybrid: the wrist torque-driven (the other joint prescribed) is named the same way; with the
+    # wrist prescribed the torque-driven part is regular and every derivative is finite
+    wrist = np.zeros(m.nv, dtype=bool)
+    wrist[m.v_slice("wrist")] = True
+    with pytest.raises(engine.SingularInertiaError, match="'wrist'"):
+        engine.hybrid_dynamics_derivatives(m, q, v, ~wrist, v, tau)
+    for d in engine.hybrid_dynamics_derivatives(m, q, v, wrist, v, tau):
+        assert np.all(np.isfinite(d))
 
 
 def test_bad_input_names_the_argument():
