@@ -55,6 +55,7 @@ class _Work:
         self.work = np.zeros(work_size(n1, nv))
         self.lam = np.zeros(nv, dtype=np.int64)
         self.flags = np.zeros(2 * nv, dtype=bool)
+        self.acc = np.zeros(nv)                 # the forward kernel's acceleration (scratch, not returned)
         self.cbody = np.zeros(nv, dtype=np.int64)           # the constrained kernel's scratch
         self.on = np.zeros((2, nv), dtype=bool)
         self.kkt = np.zeros(0)                 # the constrained kernel's buffers, sized for kkt_rows rows
@@ -84,7 +85,10 @@ def _load(model, w, f_ext):
 def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
     """(dtau_dq, dtau_dv, dtau_da) of tau = ID(q, v, a) - sum J^T F^ext; dtau_da = M (armature on
     the diagonal). dtau_dq is in the tangent space at q."""
-    w = _work(model)
+    try:
+        w = model._tls.deriv
+    except AttributeError:
+        w = _work(model)
     nv = model.nv
     out = np.empty((3, nv, nv))
     if f_ext:
@@ -99,14 +103,16 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None):
 
 def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
     """(da_dq, da_dv, da_dtau) of a = FD(q, v, tau); da_dtau = M^-1. da_dq in the tangent space."""
-    w = _work(model)
+    try:
+        w = model._tls.deriv
+    except AttributeError:
+        w = _work(model)
     nv = model.nv
     out = np.empty((3, nv, nv))
-    acc = np.empty(nv)
     if f_ext:
         _load(model, w, f_ext)
     try:
-        _invoke(_aba_d, model, _QVT, (model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, acc, out),
+        _invoke(_aba_d, model, _QVT, (model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, w.acc, out),
                 "forward_dynamics_derivatives")
     finally:
         if f_ext:
