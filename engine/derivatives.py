@@ -55,7 +55,8 @@ class _Work:
         self.work = np.zeros(work_size(n1, nv))
         self.lam = np.zeros(nv, dtype=np.int64)
         self.flags = np.zeros(2 * nv, dtype=bool)
-        self.acc = np.zeros(nv)                 # the forward kernel's acceleration (scratch, not returned)
+        self.acc = np.zeros(nv)                 # the kernels' accelerations and torques (scratch, not returned)
+        self.tau = np.zeros(nv)
         self.cbody = np.zeros(nv, dtype=np.int64)           # the constrained kernel's scratch
         self.on = np.zeros((2, nv), dtype=bool)
         self.kkt = np.zeros(0)                 # the constrained kernel's buffers, sized for kkt_rows rows
@@ -121,27 +122,26 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
 
 
 
-def _hybrid_all(model, q, v, prescribed, a, tau, f_ext=None):
-    w = _work(model)
+def hybrid_dynamics_derivatives(model, q, v, prescribed, a, tau, f_ext=None):
+    """(dy_dq, dy_dv, dy_dx) of hybrid dynamics (Table 4): x[k] = a[k] if prescribed[k] else tau[k]
+    (the given quantities), y[k] = tau_out[k] if prescribed[k] else a_out[k] (the computed ones)."""
+    try:
+        w = model._tls.deriv
+    except AttributeError:
+        w = _work(model)
     nv = model.nv
     out = np.empty((3, nv, nv))
-    a_out, tau_out = np.empty(nv), np.empty(nv)
     prescribed = _coordinate_mask(model, prescribed)
     if f_ext:
         _load(model, w, f_ext)
     try:
-        _invoke(_hybrid_d, model, _HD_NAMES, (model._mb, w.wb, q, v, prescribed, a, tau, w.work, w.lam, w.flags, a_out,
-                                              tau_out, out), "hybrid_dynamics_derivatives")
+        # the kernel's a_out and tau_out (Table 4's results) go to scratch: only the derivatives are returned
+        _invoke(_hybrid_d, model, _HD_NAMES, (model._mb, w.wb, q, v, prescribed, a, tau, w.work, w.lam, w.flags, w.acc,
+                                              w.tau, out), "hybrid_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0
-    return a_out, tau_out, out[0], out[1], out[2]
-
-
-def hybrid_dynamics_derivatives(model, q, v, prescribed, a, tau, f_ext=None):
-    """(dy_dq, dy_dv, dy_dx) of hybrid dynamics (Table 4): x[k] = a[k] if prescribed[k] else tau[k]
-    (the given quantities), y[k] = tau_out[k] if prescribed[k] else a_out[k] (the computed ones)."""
-    return _hybrid_all(model, q, v, prescribed, a, tau, f_ext)[2:]
+    return out[0], out[1], out[2]
 
 
 def external_wrench_derivatives(model, q, link):
@@ -389,7 +389,7 @@ def linearize(model, q, v, tau=None, prescribed=None, a=None, dt=None, integrato
                              "(no prescribed coordinates) only", "prescribed")
         da_dq, da_dv, da_du = constrained_forward_dynamics_derivatives(model, q, v, tau)[:3]
     elif pres.any():
-        _, _, dy_dq, dy_dv, dy_dx = _hybrid_all(model, q, v, pres, a, tau)
+        dy_dq, dy_dv, dy_dx = hybrid_dynamics_derivatives(model, q, v, pres, a, tau)
         free = ~pres
         da_dq, da_dv, da_du = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv))
         da_dq[free], da_dv[free], da_du[free] = dy_dq[free], dy_dv[free], dy_dx[free]
