@@ -59,7 +59,7 @@ class InputLaws:
         return self.code >= 10
 
     def is_zero(self):
-        return not self.code.any()
+        return np.count_nonzero(self.code) == 0      # a third of ndarray.any()'s cost: it runs every step
 
     def set(self, joint, mode="torque", kind="zero", q_now=None, **params):
         """Give joint `joint` the law (mode, kind) with `params` (names of PARAM_NAMES; the others
