@@ -105,6 +105,41 @@ def prepare(log=None, modules=KERNEL_MODULES):
             log(name)
 
 
+# the Python modules of a simulation: the kernels typed at their first call that they call (the
+# step loop's advance_limited, the contact step's contact_advance, pgs, ...) are what load_cached loads
+SIMULATION_MODULES = ("engine.stepping", "engine.unilateral")
+
+
+def load_cached(modules=SIMULATION_MODULES):
+    """Load from the cache, without compiling, the kernels that have no explicit signature (typed at
+    their first call) which `modules` call, in every signature the cache holds for this machine.
+    Their first call would load them anyway, in the middle of a simulation: the first step of a
+    session spent ~260 ms loading advance_limited (the window's frames wait meanwhile, the GIL
+    held). The app calls this in its engine-import thread, after prepare(). Returns the number of
+    signatures loaded; a signature the cache does not hold for this CPU is left to the first call."""
+    import importlib
+    from numba.core.registry import CPUDispatcher
+    from engine.layout import Kernel
+    seen = set()
+    loaded = 0
+    for name in modules:
+        for disp in list(vars(importlib.import_module(name)).values()):
+            if not isinstance(disp, CPUDispatcher) or isinstance(disp, Kernel) or id(disp) in seen:
+                continue
+            seen.add(id(disp))
+            try:
+                keys = list(disp._cache._cache_file._load_index())
+                magic = disp.targetctx.codegen().magic_tuple()
+            except Exception:         # no cache (caching off), or a numba that keeps it elsewhere
+                continue
+            for key in keys:
+                sig = key[0]
+                if key[1] == magic and tuple(sig) not in disp.overloads:
+                    disp.compile(sig)         # found in the cache: a load, not a compile
+                    loaded += 1
+    return loaded
+
+
 def run(log=None):
     """Call every public path once (see the module docstring). log(str) hears each stage."""
     say = log or (lambda s: None)

@@ -128,3 +128,48 @@ def test_a_kernel_keeps_its_signature():
     with pytest.raises(TypeError):
         state_bounded(np.zeros((3, 2))[:, 0], x, x)        # not contiguous
     assert len(state_bounded.signatures) == 1
+
+
+LOAD_CACHED = r"""
+import sys, time, importlib, numpy as np
+import engine, engine.warmup
+from numba.core.event import install_recorder
+from numba.core.registry import CPUDispatcher
+from engine.catalog import load_model, initial_state
+
+def lazily_typed():
+    out = {}
+    for name in engine.warmup.SIMULATION_MODULES:
+        for k, obj in vars(importlib.import_module(name)).items():
+            if isinstance(obj, CPUDispatcher) and not isinstance(obj, engine.layout.Kernel):
+                out[name + "." + k] = obj
+    return out
+
+assert all(len(d.signatures) == 0 for d in lazily_typed().values())
+with install_recorder("numba:compile") as rec:
+    n = engine.warmup.load_cached()
+assert n >= 2 and not rec.buffer, (n, len(rec.buffer))
+loaded = {k: len(d.signatures) for k, d in lazily_typed().items()}
+assert loaded["engine.stepping.advance_limited"] >= 1 and loaded["engine.unilateral.contact_advance"] >= 1, loaded
+# a session with joint limits and the ground: its first step and its contacts find them loaded
+hum = load_model("humanoid")
+sim = engine.Simulator(hum, ground=engine.Ground(), joint_limits=True)
+t = time.perf_counter()
+sim.step(1)
+first = time.perf_counter() - t
+sim.step(300)
+assert sim.contacts, "the humanoid stands on the ground: contacts expected"
+after = {k: len(d.signatures) for k, d in lazily_typed().items()}
+assert after == loaded, {k: (loaded[k], after[k]) for k in after if after[k] != loaded[k]}
+print(f"loaded {n}; first step {first * 1e3:.1f} ms")
+"""
+
+
+def test_load_cached_loads_the_lazily_typed_simulation_kernels_without_compiling():
+    """engine.warmup.load_cached (the app's engine-import thread runs it) loads the kernels typed at
+    their first call that a simulation calls (the step loop's, the contact step's) from the cache,
+    compiling nothing; a session with the ground and joint limits then loads none of them again."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", LOAD_CACHED], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=1800)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
