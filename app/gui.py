@@ -90,17 +90,11 @@ class EngineImport:
             import engine.catalog  # noqa: F401
             import engine.warmup
             engine.warmup.prepare(self.compiled.add, engine.warmup.APP_MODULES)   # the window's first calls' kernels
-            engine.warmup.load_cached(("engine.stepping",))     # the step loop's, typed at the first step
             self.engine = engine
         except BaseException as exc:   # shown in the window, never a silent failure
             self.error = exc
         self.elapsed = time.perf_counter() - self.t0
         self.done.set()
-        if self.engine is not None:
-            try:     # the contact step's, before the first contact or limit needs them (no stall then)
-                self.engine.warmup.load_cached(("engine.unilateral",))
-            except Exception:         # an optimisation only: the first contact loads them itself
-                pass
 
     def _compile_in_child(self):
         """Fill the kernel cache from a child process; follow its progress (a line per module of

@@ -6,6 +6,7 @@ The window never writes physics state: it posts commands to the ``SimWorker`` an
 timer, draws the worker's latest snapshot and hands every new sample to the plots."""
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -33,6 +34,39 @@ DEFAULT_MODEL = "double_pendulum"
 MAX_RECENT = 8
 PLOT_PERIOD = 1 / 15      # plots redraw at ~15 Hz (every sample is kept; only drawing is paced)
 PANEL_PERIOD = 1 / 8      # joint readouts at ~8 Hz
+
+
+def _settle_heap():
+    """At a model load (the window is busy then anyway): a full garbage collection, then every
+    object alive moved out of the collector's generations (gc.freeze). While a simulation runs the
+    collector's periodic full passes would otherwise traverse the whole heap of the engine, numba,
+    LLVM and Qt objects, stalling the window 35-90 ms each (bench_gui, four_bar). Unfrozen first,
+    so what the previous model left in reference cycles is still collected."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+_preloaded = threading.Event()
+
+
+def _preload_simulation_kernels(engine):
+    """Once per process, in a background thread: load the kernels a simulation calls that are typed
+    at their first call (the step loop's, the contact step's; engine.warmup.load_cached) from the
+    cache, so that neither the first step nor the first contact or joint limit stalls the window
+    while numba loads them (200-260 ms each, the GIL held)."""
+    if _preloaded.is_set():
+        return
+    _preloaded.set()
+
+    def load():
+        try:
+            import importlib
+            importlib.import_module(engine.__name__ + ".warmup").load_cached()
+        except Exception:       # an optimisation only: the first call loads what it needs itself
+            pass
+        gc.freeze()             # what the loading made stays: out of the collector's full passes too
+    threading.Thread(target=load, name="jointlab-preload", daemon=True).start()
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -213,6 +247,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def set_engine(self, engine):
         """Called once the engine (and its compiled kernels) is imported."""
         self.e = engine
+        _preload_simulation_kernels(engine)
         self.scene = Scene(self.view, engine)
         self.view.scene = self.scene
         self.scene.shadows = self.act_shadows.isChecked()
@@ -349,6 +384,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.constraints_dock.setVisible(self.loops.has_constraints())
         if self.constraints_dock.isVisible() and not had:
             self._share_right_column()
+        _settle_heap()
         self.worker.start()
         self._show_view(True)
         self.view.widget.setFocus()      # keys (Space, S, ...) go to the view, not a text field
