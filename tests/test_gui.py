@@ -425,3 +425,34 @@ def test_says_so_when_physics_is_slower_than_real_time(qtbot, window, models):
     n = len(window.view.frame_times)
     spin(qtbot, 0.5)
     assert len(window.view.frame_times) - n >= 5
+
+
+def test_a_model_load_freezes_the_heap_and_the_previous_model_is_still_freed(qtbot, window):
+    """Each model load ends with a full collection and gc.freeze (the collector's full passes over
+    the whole heap stalled the running window); the freeze must not keep the previous model alive,
+    even where it sits in a reference cycle that was frozen with it."""
+    import gc
+    import weakref
+    from app.mainwindow import _settle_heap
+    window.open_model("single_pendulum")
+    qtbot.waitUntil(lambda: window.model is not None and window.model.name == "single_pendulum", timeout=30000)
+    wait_snapshot(qtbot, window, lambda s: s.running and s.t > 0.05)
+    assert gc.get_freeze_count() > 0
+    old = weakref.ref(window.model)
+    window.open_model("double_pendulum")
+    qtbot.waitUntil(lambda: window.model is not None and window.model.name == "double_pendulum", timeout=30000)
+    wait_snapshot(qtbot, window, lambda s: s.running and s.t > 0.05)
+    gc.collect()
+    assert old() is None, [type(r).__name__ for r in gc.get_referrers(old())][:10]
+
+    class Node:
+        pass
+    cycle = Node()
+    cycle.me = cycle                # garbage only the cyclic collector frees
+    gone = weakref.ref(cycle)
+    gc.freeze()                     # frozen alive, as a model load freezes its objects
+    del cycle
+    gc.collect()
+    assert gone() is not None       # frozen: the collector does not see it
+    _settle_heap()                  # the next model load
+    assert gone() is None
