@@ -155,6 +155,16 @@ def factor_mass_matrix(m, M, H, lam, none, active):
 
 
 @njit(cache=True)
+def singular_joint(m, k):
+    """The status that names the joint of coordinate k, a pivot of M that is not positive: minus
+    its body, or -1."""
+    for i in range(1, m.shape[0]):
+        if m[i].iv <= k < m[i].iv + m[i].nv:
+            return -i
+    return -1
+
+
+@njit(cache=True)
 def partitioned_factor(m, prescribed, active, M, H, lam):
     """H = M_TT factored as L^T D L over the tree of the torque-given coordinates T (lam: their
     coordinate parents, active: not prescribed). Returns -1, or the coordinate of a non-positive
@@ -275,7 +285,6 @@ def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
-    n = m.shape[0] - 1
     st = check_vec(q, m[0].nq, 1)
     if st == OK:
         st = check_vec(v, nv, 2)
@@ -293,12 +302,7 @@ def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
     active = flags[nv:]
     if k >= 0:
         st = aba(m_bytes, ws_bytes, q, v, tau, a)       # Table 3 names the singular joint
-        if st != OK:
-            return st
-        for i in range(1, n + 1):
-            if m[i].iv <= k < m[i].iv + m[i].nv:
-                return -i
-        return -1
+        return st if st != OK else singular_joint(m, k)
     X = out[2]
     for k in range(nv):
         X[k, 0] = a[k]

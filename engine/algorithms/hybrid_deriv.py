@@ -31,7 +31,8 @@ from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VE
 from .common import check_result
 from .hybrid import hybrid, check_inputs
 from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs, S_W, F_W
-from .aba_deriv import partitioned_factor, partitioned_solve, ltdl_solve, acceleration_update
+from .aba_deriv import (partitioned_factor, partitioned_solve, ltdl_solve, acceleration_update, torque_minus_bias,
+                        singular_joint)
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, INT_T, BOOL_T, VEC_T, VEC_T, ARR3_T),
@@ -57,23 +58,14 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, f
     k = partitioned_factor(m, prescribed, active, M, H, lam)
     if k >= 0:
         st = hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out)     # Table 4 names it
-        if st != OK:
-            return st
-        for i in range(1, n + 1):
-            if m[i].iv <= k < m[i].iv + m[i].nv:
-                return -i
-        return -1
+        return st if st != OK else singular_joint(m, k)
     # ddq_T = M_TT^-1 (tau_T - ID_T(ddq_P, 0)), solved in out[2]'s first column; tau_out then holds
     # the change of ddq, (0_P, ddq_T), for the tables' update
     X = out[2]
-    for i in range(1, n + 1):
-        mb = m[i]
-        F = bvec[i, F_W]
-        for e in range(mb.nv):
-            x = mb.iv + e
-            s = dvec[x, S_W]
-            X[x, 0] = 0.0 if prescribed[x] else tau[x] - (s[0] * F[0] + s[1] * F[1] + s[2] * F[2] + s[3] * F[3]
-                                                           + s[4] * F[4] + s[5] * F[5])
+    torque_minus_bias(m, bvec, dvec, tau, X[:, 0])
+    for x in range(nv):
+        if prescribed[x]:
+            X[x, 0] = 0.0
     ltdl_solve(H, lam, active, X[:, 0:1], 1.0)
     for x in range(nv):
         tau_out[x] = X[x, 0]
