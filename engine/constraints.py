@@ -22,6 +22,7 @@ from .spatial import so3_log, pose
 from .api import _invoke, _work, _as_vector, integrate
 from .algorithms.frames import frame_kinematics
 from .algorithms.kinematics import body_bias
+from .loopkernels import pack, constraint_rows
 
 
 # ------------------------------------------------------------------------------- frame kinematics
@@ -483,7 +484,6 @@ def pack_cached(constraints, model, slot="_pack_cache"):
     cached = model.__dict__.get(slot)
     if cached is not None and cached[0] == fps:
         return cached[1]
-    from .loopkernels import pack
     packed = pack(constraints, model)
     model.__dict__[slot] = (fps, packed)
     return packed
@@ -526,7 +526,6 @@ def constraint_residuals(model, q, constraints=None):
         return out
     packed = pack_cached(cs, model, slot="_residual_pack")
     if packed is not None:
-        from .loopkernels import constraint_rows
         ci, cf, m = packed
         f = np.empty(m)
         try:

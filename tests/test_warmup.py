@@ -131,11 +131,11 @@ def test_a_kernel_keeps_its_signature():
 
 
 LOAD_CACHED = r"""
-import sys, time, importlib, numpy as np
+import time, importlib
 import engine, engine.warmup
 from numba.core.event import install_recorder
 from numba.core.registry import CPUDispatcher
-from engine.catalog import load_model, initial_state
+from engine.catalog import load_model
 
 def lazily_typed():
     out = {}
