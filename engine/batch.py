@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
-from numba import njit
+from .layout import njit
 
 from .algorithms.aba import aba
 from .algorithms.crba import crba
@@ -42,28 +42,28 @@ from .stepping import INTEGRATOR_CODES
 
 
 # the chunk kernels: rows start..end-1, one workspace of their own, the GIL released
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=True)
 def _forward_dynamics(m_bytes, wsize, Q, V, TAU, OUT, start, end, status):
     ws = np.zeros(wsize, dtype=np.uint8)
     for i in range(start, end):
         status[i] = aba(m_bytes, ws, Q[i], V[i], TAU[i], OUT[i])
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=True)
 def _inverse_dynamics(m_bytes, wsize, Q, V, A, OUT, start, end, status):
     ws = np.zeros(wsize, dtype=np.uint8)
     for i in range(start, end):
         status[i] = rnea(m_bytes, ws, Q[i], V[i], A[i], OUT[i])
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=True)
 def _mass_matrix(m_bytes, wsize, Q, OUT, start, end, status):
     ws = np.zeros(wsize, dtype=np.uint8)
     for i in range(start, end):
         status[i] = crba(m_bytes, ws, Q[i], OUT[i])
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=True)
 def _rollout(m_bytes, wsize, Q, V, TAUS, shared, dt, integrator, damping, bad, start, end, status):
     steps = Q.shape[1] - 1
     nq = Q.shape[2]

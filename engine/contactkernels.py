@@ -34,9 +34,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from .layout import MODEL_DTYPE, WS_DTYPE, OK, DIVERGED, UNILATERAL_STEP, PYTHON_STEP, SINGULAR
+from .layout import njit, MODEL_DTYPE, WS_DTYPE, OK, DIVERGED, UNILATERAL_STEP, PYTHON_STEP, SINGULAR
 from .algorithms.kinematics import forward_kinematics, body_jacobian
 from .algorithms.crba import crba
 from .algorithms.liegroup import integrate
@@ -129,7 +128,7 @@ def pgs(W, r, kind, mu, lam, max_iter, tol):
     return it
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def residual(W, r, kind, mu, lam):
     """Worst complementarity residual (m/s): |min(c, W_ii lam)| on unilateral rows, |c| on
     bilateral ones, and for friction the distance of lam_t from the disk projection of
@@ -162,7 +161,7 @@ def residual(W, r, kind, mu, lam):
     return worst
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def polish(W, r, kind, mu, lam, new):
     """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
     (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
@@ -287,7 +286,7 @@ def _take_polished(W, r, kind, mu, lam, new, bound):
     return True, res
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def solve(W, r, kind, mu, lam):
     """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
     The warm start's active set first: resting contact keeps the last step's, and its exact
@@ -381,7 +380,7 @@ def _store(b, x0, x1, x2, d, key, shape, k, cb, cx, cd, ckey, cshape):
     cshape[k] = shape
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
     """Candidate ground contacts within `margin` (engine.contact.ContactGeometry.detect): fills
     (body, world point, signed distance, key, shape) and returns their number."""
@@ -554,7 +553,7 @@ def _rotate(A, B, transA, x, i):
         x[i + 2] = A[2, 0] * y0 + A[2, 1] * y1 + A[2, 2] * y2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
     """W = J M_h^-1 J^T and G = M_h^-1 J^T (nv x m) of the hybrid system: the torque-given
     coordinates f respond through M_ff (CRBA, Cholesky L), prescribed ones do not. Status."""
@@ -607,7 +606,7 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _contact_rows(m_bytes, ws_k, q, T, nc, cb, cx, n, t1, t2, Jall, J):
     """Rows 3k, 3k+1, 3k+2 of J: n, t1, t2 . velocity of contact point k."""
     nv = J.shape[1]
@@ -665,7 +664,7 @@ def _integrate_free(m_bytes, q, v, h, free_iq, free_iv, q_new, R0, R1, tmp):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, cb, cx, cd, ckey, cshape,
                  T, Jall, M, tmp, q_out):
     """q_out = q with penetrations deeper than PENETRATION_SLOP removed (q only, v untouched).
@@ -722,7 +721,7 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
     return integrate(m_bytes, q, tmp, q_out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
                  geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, nl, li, ls, ld, limit_e, free_iq, free_iv,
                  sb, sx, sd, skey, sshape, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
@@ -943,7 +942,7 @@ def _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi, t1,
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, prescribed, code, params, base,
                     damping, tau_base, acc_base, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v, rec_a,
                     rec_tau, done, energy, geo, gnd, lim_q, lim_v, lim_lo, lim_hi, limit_e, free_iq, free_iv,

@@ -22,7 +22,7 @@ code; the algorithms never do.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .layout import njit
 
 from .spatial import _axis_angle_into, _quat_to_rot_into, so3_log, \
     quat_to_rot, so3_left_jacobian_inv
@@ -280,7 +280,7 @@ def joint_integrate(code, a1, a2, a3, pitch, q, dv, iq, iv, out):
         out[iq] = q[iq] + dv[iv]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def joint_difference(code, a1, a2, a3, pitch, q0, q1, iq, iv, out):
     """out[iv:iv+nv] = dv with integrate(q0, dv) = q1 (the group logarithm of q0^-1 q1)."""
     if code == SPHERICAL:

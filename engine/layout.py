@@ -11,6 +11,7 @@ for the dynamics' codes; the step loop, loops and contact callers handle their o
 from __future__ import annotations
 
 import numpy as np
+import numba
 from numba import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
@@ -98,6 +99,29 @@ def argument_fault(st):
     return None
 
 
+# ------------------------------------------------------------------ compile options
+# Compiled code runs without numba's reference counting (NRT) unless it asks for it: every array
+# view made inside a kernel (a record's nested array, a row of a table) would otherwise be paired
+# with an incref and a decref, calls into the runtime with an atomic operation each, which took
+# 30 % of the forward-dynamics derivatives on a 7-joint arm, and they contend for the model's
+# counter when batches run on several threads. The arrays a kernel touches belong to its Python
+# caller, so nothing needs counting. Two rules keep that safe:
+#   - a function that allocates (np.empty, a matrix product, ...) says ``njit(..., _nrt=True)``;
+#     numba refuses to compile an allocation without it ("NRT required but not enabled");
+#   - a function without it never returns an array to its caller (a counting caller would release
+#     a reference it was never given); helpers that return views are inline="always", compiled in
+#     each caller's own mode (rnea_deriv.work_views, loopkernels.loop_views).
+# tests/test_refcount.py runs every path with numba's allocation statistics on.
+NO_REFCOUNT = {"_nrt": False}
+
+
+def njit(*args, **options):
+    """numba.njit with the engine's default options (NO_REFCOUNT): ``@njit(cache=True, ...)``."""
+    for key, value in NO_REFCOUNT.items():
+        options.setdefault(key, value)
+    return numba.njit(*args, **options)
+
+
 # ------------------------------------------------------------------ entry points
 class Kernel(CPUDispatcher):
     """A compiled entry point with one explicit signature, prepared at its first call instead of at
@@ -130,7 +154,8 @@ def kernel(signature, cache=True, **options):
     """Decorator of the kernels Python calls: ``@kernel(STATUS(MODEL_T, ...), fastmath=FASTMATH)``,
     a lazily prepared ``njit(signature)`` (see Kernel)."""
     def wrap(fn):
-        disp = Kernel(py_func=fn, locals={}, targetoptions=dict(options, nopython=True, boundscheck=None))
+        target = dict(NO_REFCOUNT, **options, nopython=True, boundscheck=None)
+        disp = Kernel(py_func=fn, locals={}, targetoptions=target)
         if cache:
             disp.enable_caching()
         disp._pending = signature

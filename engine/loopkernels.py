@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
-from .layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK,
+from .layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK,
                      IMAT_T, COINCIDENT, FLAT_DISK, RANK_DEFICIENT, NOT_PROJECTED)
 from .algorithms.common import bias_pass
 from .algorithms.aba import aba
@@ -133,7 +133,7 @@ def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, _nrt=True)
 def rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb):
     """f, A, bias of the packed constraints (bias pass included). Status code."""
     nv = m[0].nv
@@ -251,7 +251,7 @@ def loop_work_size(nv, nr):
     return 5 * nv + 3 * nr + 3 * nr * nv + 2 * nr * nr + 48 + 12 * nv
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def loop_views(lw, nv, nr):
     """The scratch arrays of one constrained-dynamics call, as views of lw (loop_work_size floats):
     a0, tau0, ATl, tau_in, tau_u (nv); f, bias, rhs (nr); A (nr x nv), AT, G (nv x nr), K, L
@@ -293,7 +293,7 @@ def loop_views(lw, nv, nr):
     return a0, tau0, ATl, tau_in, tau_u, f, bias, rhs, A, AT, G, K, L, sa, sb, Ja, Jb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def project_views(lw, nv, nr):
     """The scratch arrays of ``project_into``, carved from the same buffer as loop_views' (the two
     never run at once): the Gauss-Newton step dq, its scaled copy xi, the solve's right-hand side
@@ -303,7 +303,7 @@ def project_views(lw, nv, nr):
     return dq, xi, y, zero, hrow, f, bias, A, AT, G, K, L, sa, sb, Ja, Jb
 
 
-@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, VEC_T), cache=True)
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, MAT_T, VEC_T), cache=True, _nrt=True)
 def constraint_rows(m_bytes, ws_bytes, q, v, ci, cf, f, A, bias):
     """f (m; NaN on nonholonomic rows), A (m x nv), bias = dA dq (m) of the packed constraints."""
     m = m_bytes.view(MODEL_DTYPE)
@@ -448,7 +448,7 @@ def constrained_dynamics_into(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau,
 
 
 @kernel(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, IMAT_T, MAT_T, types.int64, VEC_T,
-             VEC_T, VEC_T, VEC_T), cache=True)
+             VEC_T, VEC_T, VEC_T), cache=True, _nrt=True)
 def constrained_dynamics(m_bytes, ws_dyn, ws_kin, q, v, prescribed, a, tau, ci, cf, nrows, gains,
                          a_out, tau_out, lam):
     """``constrained_dynamics_into`` with its work buffer allocated here (one allocation)."""

@@ -13,13 +13,13 @@ and is equally usable from Python with numpy arrays. The small in-place helpers 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .layout import njit
 
 _EPS = 1e-12
 
 
 # ---------------------------------------------------------------- matrices (allocate; Python use)
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def skew(x):
     """[x]: the 3x3 matrix with [x] y = x cross y."""
     S = np.zeros((3, 3))
@@ -32,7 +32,7 @@ def skew(x):
     return S
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def so3_log(R):
     """w with exp([w]) = R, |w| <= pi."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -60,7 +60,7 @@ def so3_log(R):
     return th * a
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def so3_left_jacobian_inv(w):
     th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
     th = np.sqrt(th2)
@@ -72,7 +72,7 @@ def so3_left_jacobian_inv(w):
     return np.eye(3) - 0.5 * K + d * (K @ K)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def se3_inv(T):
     Ti = np.eye(4)
     R = T[:3, :3].copy()
@@ -81,7 +81,7 @@ def se3_inv(T):
     return Ti
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def Ad(T):
     """Ad_T = [[R, 0], [[p] R, R]] (6x6), maps twists of the child frame into the parent frame."""
     R = T[:3, :3].copy()
@@ -92,7 +92,7 @@ def Ad(T):
     return X
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def ad(V):
     """ad_V = [[[w], 0], [[v], [w]]]; ad_V X is the Lie bracket [V, X]."""
     X = np.zeros((6, 6))
@@ -103,7 +103,7 @@ def ad(V):
     return X
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def spatial_inertia(mass, com, I_com):
     """Generalized inertia (6x6) in the body frame from mass, centre of mass c (body frame) and the
     rotational inertia about the centre of mass expressed in body-frame axes:
@@ -119,7 +119,7 @@ def spatial_inertia(mass, com, I_com):
 
 
 # ---------------------------------------------------------------- quaternions (w, x, y, z)
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def quat_to_rot(q):
     w, x, y, z = q[0], q[1], q[2], q[3]
     R = np.empty((3, 3))
@@ -127,7 +127,7 @@ def quat_to_rot(q):
     return R
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def rot_to_quat(R):
     """Unit quaternion (w, x, y, z) with w >= 0 (Shepperd's method)."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -161,7 +161,7 @@ def rot_to_quat(R):
     return q / np.sqrt(q @ q)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def quat_exp(w):
     """Unit quaternion of the rotation exp([w])."""
     th = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])

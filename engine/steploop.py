@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
-from .layout import (MODEL_DTYPE, WS_DTYPE, kernel, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, IMAT_T, INT_T,
+from .layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK, IMAT_T, INT_T,
                      DIVERGED, PYTHON_STEP, UNILATERAL_STEP)
 from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
@@ -216,7 +216,7 @@ def _laws(m_bytes, ws_g, t, q, v, code, params, base, d_static, q_ref_static, ta
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _law_flags(code):
     """(any gravity, any torque sine, any position error, any sine trajectory, any law at all)."""
     flags = np.zeros(5, dtype=np.bool_)
@@ -247,7 +247,7 @@ def _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static
 
 
 @kernel(STATUS(MODEL_T, WS_T, types.float64, VEC_T, VEC_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, VEC_T),
-      cache=True)
+      cache=True, _nrt=True)
 def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base, tau_cmd, a_cmd):
     """(a_cmd, tau_cmd) of the input laws at (t, q, v), as one step of ``advance`` computes them
     (for the Python step, used when a step needs Python: closed loops, a control callback)."""
@@ -263,7 +263,7 @@ def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base
                  flags, np.zeros(nv), np.empty(nv), np.empty(nv), np.empty(nq), np.empty(nv), tau_cmd, a_cmd)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
                     tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
                     rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj, lim_q, lim_v, lim_lo,
@@ -471,7 +471,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
 @kernel(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
              BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
              VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T),
-      cache=True)
+      cache=True, _nrt=True)
 def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
             tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
             rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj):

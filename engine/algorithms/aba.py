@@ -18,9 +18,7 @@ All twists and wrenches are in the body frame {i}.
 """
 from __future__ import annotations
 
-from numba import njit
-
-from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK
+from ..layout import njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK
 from .common import (check_vec, check_result, velocity_pass_body, spd_inverse, inertia_scale, to_child,
                      wrench_to_parent_add, inertia_to_parent_add)
 from ..spatial import ad_dual_sub, mat6_vec

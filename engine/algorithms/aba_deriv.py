@@ -31,11 +31,9 @@ inertias of a Table 3 pass by two vector sweeps.
 """
 from __future__ import annotations
 
-from numba import njit
-
 import numpy as np
 
-from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW,
+from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW,
                       ARR3_T, INT_T)
 from ..joints import UNIVERSAL
 from ..spatial import ad_into

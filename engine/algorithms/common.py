@@ -22,10 +22,9 @@ The kernels' argument types, status codes and the ``kernel`` decorator are the c
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..joints import joint_calc
-from ..layout import OK, OVERFLOW, ARG, BAD_LENGTH, NOT_FINITE
+from ..layout import njit, OK, OVERFLOW, ARG, BAD_LENGTH, NOT_FINITE
 from ..spatial import (axis_plane, Ad_inv_into, Ad_inv_axis_into, Ad_inv_dual_add, Ad_inv_dual_axis_add,
                        ad_into, congruence_add_blocks, congruence_axis_add)
 

@@ -25,9 +25,8 @@ factor, K (rows x rows) is the only dense factorisation.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..layout import (MODEL_DTYPE, WS_DTYPE, IMAT_T, RANK_DEFICIENT, kernel, FASTMATH, MODEL_T, WS_T, VEC_T,
+from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, IMAT_T, RANK_DEFICIENT, kernel, FASTMATH, MODEL_T, WS_T, VEC_T,
                       MAT_T, BOOL_T, STATUS, OK, OVERFLOW, ARR3_T, INT_T, BOOL2_T)
 from ..loopkernels import rows_into, spd_factor, spd_solve
 from .common import check_vec

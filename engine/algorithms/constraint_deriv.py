@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
-from ..layout import (MODEL_DTYPE, WS_DTYPE, COINCIDENT, FLAT_DISK, IMAT_T, kernel, FASTMATH, MODEL_T, WS_T, VEC_T,
+from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, COINCIDENT, FLAT_DISK, IMAT_T, kernel, FASTMATH, MODEL_T, WS_T, VEC_T,
                       MAT_T, STATUS, OK, ARR5_T, ARR3_T, INT_T, BOOL2_T)
 from ..joints import UNIVERSAL
 from ..loopkernels import (POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING, C_KIND, C_BODY_A, C_BODY_B, C_ROW,

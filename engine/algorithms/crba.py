@@ -11,9 +11,7 @@ transforms up the tree: one dot product per ancestor.
 """
 from __future__ import annotations
 
-from numba import njit
-
-from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+from ..layout import njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
 from .common import check_vec, joint_pose, world_pose_body, set_identity_pose
 from ..spatial import rigid_inertia_to_parent, Ad_column_into
 

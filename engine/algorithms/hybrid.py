@@ -11,9 +11,8 @@ Twists and wrenches in body frames.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARG,
+from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARG,
                       BAD_LENGTH, NOT_FINITE, SPLIT_JOINT)
 from .common import check_vec, check_result, to_child
 from .aba import (articulated_first_pass, articulated_backward_torque, articulated_forward_torque,

@@ -7,9 +7,9 @@ in {j}; all other columns are zero. Energies: kinetic sum_i 1/2 V_i^T I_i V_i + 
 """
 from __future__ import annotations
 
-from numba import njit, types
+from numba import types
 
-from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
+from ..layout import njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
 from .common import (check_vec, check_result, check_state, joint_pose, velocity_pass_body, world_pose_body,
                      set_identity_pose, bias_pass)
 from ..spatial import mat6_vec

@@ -42,9 +42,8 @@ O(n d) for a tree of depth d.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, ARR3_T
+from ..layout import njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW, ARR3_T
 from ..joints import UNIVERSAL
 from .common import check_vec, joint_pose, world_pose_body, set_identity_pose
 from ..spatial import ad_into, Ad_inv_dual_add, inertia_ad_into, hbar_sub
