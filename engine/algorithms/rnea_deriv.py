@@ -297,37 +297,28 @@ def rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, dtau_dq, dtau_
             dtau_dq[r, c] = 0.0
             dtau_dv[r, c] = 0.0
             M[r, c] = 0.0
-    for i in range(1, n + 1):
-        mb = m[i]
-        iv = mb.iv
-        nj = mb.nv
-        univ = mb.code == UNIVERSAL
-        for e in range(nj):
-            x = iv + e
-            for k in range(nj):
-                y = iv + k
-                dtau_dv[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_V) + rows_dot(dvec, y, ROW_B, x, S_W)
-                M[y, x] = rows_dot(dvec, y, ROW_A, x, S_W)
-            M[x, x] += mb.armature[e]
-            j = mb.parent
-            while j > 0:
-                mj = m[j]
-                for k in range(mj.nv):
-                    y = mj.iv + k
-                    dtau_dv[y, x] = rows_dot(dvec, y, S_W, x, U_V)
-                    dtau_dv[x, y] = rows_dot(dvec, x, ROW_A, y, SIG_V) + rows_dot(dvec, x, ROW_B, y, S_W)
-                    Mxy = rows_dot(dvec, y, S_W, x, ROW_A)
-                    M[x, y] = Mxy
-                    M[y, x] = Mxy
-                j = mj.parent
-    if with_dq:
-        pairs_dq(m, dvec, dtau_dq)
+    pairs(m, dvec, dtau_dq, dtau_dv, M, with_dq, np.bool_(True))
+
+
+@njit(cache=True, inline="always")
+def row6(d, x, k):
+    """The 6-vector d[x, k] as scalars (held in registers through a pair loop)."""
+    return d[x, k, 0], d[x, k, 1], d[x, k, 2], d[x, k, 3], d[x, k, 4], d[x, k, 5]
+
+
+@njit(cache=True, inline="always")
+def dot6(a, d, y, k):
+    """a . d[y, k] for a 6-tuple a."""
+    return (a[0] * d[y, k, 0] + a[1] * d[y, k, 1] + a[2] * d[y, k, 2]
+            + a[3] * d[y, k, 3] + a[4] * d[y, k, 4] + a[5] * d[y, k, 5])
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def pairs_dq(m, dvec, dtau_dq):
-    """dtau/dq from the per-coordinate tables, entry (j, e) for every ancestor pair (the other
-    entries of dtau_dq are left as they are: zero)."""
+def pairs(m, dvec, dtau_dq, dtau_dv, M, with_dq, with_v):
+    """The derivative matrices from the per-coordinate tables, entries (j, e) and (e, j) for every
+    coordinate e and each ancestor j of it (and j, e of one joint): dtau/dq with with_dq, dtau/d dq
+    and M with with_v (the entries of other pairs are left as they are: zero). One walk up the tree
+    per coordinate; e's four rows are read once and held while its ancestors' rows stream past."""
     n = m.shape[0] - 1
     for i in range(1, n + 1):
         mb = m[i]
@@ -336,21 +327,44 @@ def pairs_dq(m, dvec, dtau_dq):
         univ = mb.code == UNIVERSAL
         for e in range(nj):
             x = iv + e
+            ra = row6(dvec, x, ROW_A)
+            rb = row6(dvec, x, ROW_B)
+            uq = row6(dvec, x, U_Q)
+            uv = row6(dvec, x, U_V)
             for k in range(nj):
                 y = iv + k
-                if univ and k < e:
-                    dtau_dq[y, x] = rows_dot(dvec, y, S_W, x, U_Q)
-                else:
-                    dtau_dq[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_Q) + rows_dot(dvec, y, ROW_B, x, RHO)
+                if with_v:
+                    dtau_dv[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_V) + rows_dot(dvec, y, ROW_B, x, S_W)
+                    M[y, x] = rows_dot(dvec, y, ROW_A, x, S_W)
+                if with_dq:
+                    if univ and k < e:
+                        dtau_dq[y, x] = dot6(uq, dvec, y, S_W)
+                    else:
+                        dtau_dq[y, x] = rows_dot(dvec, y, ROW_A, x, SIG_Q) + rows_dot(dvec, y, ROW_B, x, RHO)
+            if with_v:
+                M[x, x] += mb.armature[e]
             j = mb.parent
             while j > 0:
                 mj = m[j]
                 for k in range(mj.nv):
                     y = mj.iv + k
-                    dtau_dq[y, x] = rows_dot(dvec, y, S_W, x, U_Q)
-                    dtau_dq[x, y] = rows_dot(dvec, x, ROW_A, y, SIG_Q) + rows_dot(dvec, x, ROW_B, y, RHO)
+                    if with_v:
+                        dtau_dv[y, x] = dot6(uv, dvec, y, S_W)
+                        dtau_dv[x, y] = dot6(ra, dvec, y, SIG_V) + dot6(rb, dvec, y, S_W)
+                        Mxy = dot6(ra, dvec, y, S_W)
+                        M[x, y] = Mxy
+                        M[y, x] = Mxy
+                    if with_dq:
+                        dtau_dq[y, x] = dot6(uq, dvec, y, S_W)
+                        dtau_dq[x, y] = dot6(ra, dvec, y, SIG_Q) + dot6(rb, dvec, y, RHO)
                 j = mj.parent
 
+
+@njit(cache=True, inline="always")
+def pairs_dq(m, dvec, dtau_dq):
+    """dtau/dq alone from the per-coordinate tables (pairs with with_v off: dtau_dq stands in for the
+    two matrices it does not touch)."""
+    pairs(m, dvec, dtau_dq, dtau_dq, dtau_dq, np.bool_(True), np.bool_(False))
 
 
 @njit(cache=True, inline="always")
