@@ -28,7 +28,7 @@ from .algorithms.aba import aba
 from .algorithms.hybrid import hybrid
 from .algorithms.liegroup import integrate
 from .algorithms.response import articulated_response
-from .spatial import so3_log
+from .spatial import so3_log_of
 
 
 POINT, REVOLUTE, WELD, DISTANCE, GEAR, ROLLING = range(6)
@@ -133,7 +133,14 @@ def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True, fastmath=FASTMATH, _nrt=True)
+@njit(cache=True, inline="always")
+def _rel(sa, sb, r, s):
+    """Entry (r, s) of R_b^T R_a, the rotations in rows 0-2 of two frame states (the weld's
+    relative rotation, formed entry by entry: nothing allocated)."""
+    return sb[0, r] * sa[0, s] + sb[1, r] * sa[1, s] + sb[2, r] * sa[2, s]
+
+
+@njit(cache=True, fastmath=FASTMATH)
 def rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb):
     """f, A, bias of the packed constraints (bias pass included). Status code."""
     nv = m[0].nv
@@ -215,11 +222,9 @@ def rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb):
                 for k in range(nv):
                     A[r0 + r, k] = Ja[3 + r, k] - Jb[3 + r, k]
             if kind == WELD:
-                Rrel = np.empty((3, 3))
-                for r in range(3):
-                    for s in range(3):
-                        Rrel[r, s] = sb[0, r] * sa[0, s] + sb[1, r] * sa[1, s] + sb[2, r] * sa[2, s]
-                w = so3_log(Rrel)
+                w = so3_log_of(_rel(sa, sb, 0, 0), _rel(sa, sb, 0, 1), _rel(sa, sb, 0, 2),
+                               _rel(sa, sb, 1, 0), _rel(sa, sb, 1, 1), _rel(sa, sb, 1, 2),
+                               _rel(sa, sb, 2, 0), _rel(sa, sb, 2, 1), _rel(sa, sb, 2, 2))
                 for r in range(3):
                     f[r0 + 3 + r] = sb[r, 0] * w[0] + sb[r, 1] * w[1] + sb[r, 2] * w[2]
                     bias[r0 + 3 + r] = sa[6, r] - sb[6, r]

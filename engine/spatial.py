@@ -32,32 +32,41 @@ def skew(x):
     return S
 
 
-@njit(cache=True, _nrt=True)
-def so3_log(R):
-    """w with exp([w]) = R, |w| <= pi."""
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    c = min(1.0, max(-1.0, 0.5 * (tr - 1.0)))
-    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])   # 2 sin(th) a
-    s = 0.5 * np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+@njit(cache=True)
+def so3_log_of(r00, r01, r02, r10, r11, r12, r20, r21, r22):
+    """(w0, w1, w2) with exp([w]) = R, |w| <= pi, for R given by its entries (nothing allocated:
+    the compiled callers pass a product they never store)."""
+    c = min(1.0, max(-1.0, 0.5 * (r00 + r11 + r22 - 1.0)))
+    v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01           # 2 sin(th) a
+    s = 0.5 * np.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
     th = np.arctan2(s, c)        # well conditioned at every angle (arccos is not near 0 and pi)
     if th < 1e-6:
-        return 0.5 * (1.0 + th * th / 6.0) * v
+        k = 0.5 * (1.0 + th * th / 6.0)
+        return k * v0, k * v1, k * v2
     if c > -0.5:
-        return th / (2.0 * s) * v
+        k = th / (2.0 * s)
+        return k * v0, k * v1, k * v2
     # beyond 2 pi / 3 the antisymmetric part 2 sin(th) a loses the axis as th -> pi: take the axis
     # from the symmetric part instead, (R + R^T)/2 - cos(th) 1 = (1 - cos(th)) a a^T, using its
     # largest column, and the sign of a from v
-    B = 0.5 * (R + R.T)
-    k = 0
-    for i in range(3):
-        if B[i, i] > B[k, k]:
-            k = i
-    a = B[:, k].copy()
-    a[k] -= c
-    a = a / np.sqrt(a[0] ** 2 + a[1] ** 2 + a[2] ** 2)
-    if a[0] * v[0] + a[1] * v[1] + a[2] * v[2] < 0.0:
-        a = -a
-    return th * a
+    if r11 > r00 and r11 >= r22:
+        a0, a1, a2 = 0.5 * (r01 + r10), r11 - c, 0.5 * (r21 + r12)
+    elif r22 > r00 and r22 > r11:
+        a0, a1, a2 = 0.5 * (r02 + r20), 0.5 * (r12 + r21), r22 - c
+    else:
+        a0, a1, a2 = r00 - c, 0.5 * (r10 + r01), 0.5 * (r20 + r02)
+    n = np.sqrt(a0 ** 2 + a1 ** 2 + a2 ** 2)
+    a0, a1, a2 = a0 / n, a1 / n, a2 / n
+    if a0 * v0 + a1 * v1 + a2 * v2 < 0.0:
+        a0, a1, a2 = -a0, -a1, -a2
+    return th * a0, th * a1, th * a2
+
+
+@njit(cache=True, _nrt=True)
+def so3_log(R):
+    """w with exp([w]) = R, |w| <= pi (so3_log_of on R's entries)."""
+    w0, w1, w2 = so3_log_of(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2])
+    return np.array([w0, w1, w2])
 
 
 @njit(cache=True, _nrt=True)
