@@ -53,10 +53,8 @@ class _Work:
         self.ws = np.zeros(n1, dtype=WS_DTYPE)     # joint poses and the external wrenches
         self.wb = self.ws.view(np.uint8)
         self.work = np.zeros(work_size(n1, nv))
-        self.lam = np.zeros(nv, dtype=np.int64)
+        self.lam = np.zeros(nv, dtype=np.int64)             # the constrained kernel's scratch (the others carve theirs from work)
         self.flags = np.zeros(2 * nv, dtype=bool)
-        self.acc = np.zeros(nv)                 # the kernels' accelerations and torques (scratch, not returned)
-        self.tau = np.zeros(nv)
         self.cbody = np.zeros(nv, dtype=np.int64)           # the constrained kernel's scratch
         self.on = np.zeros((2, nv), dtype=bool)
         self.kkt = np.zeros(0)                 # the constrained kernel's buffers, sized for kkt_rows rows
@@ -113,7 +111,7 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None):
     if f_ext:
         _load(model, w, f_ext)
     try:
-        _invoke(_aba_d, model, _QVT, (model._mb, w.wb, q, v, tau, w.work, w.lam, w.flags, w.acc, out),
+        _invoke(_aba_d, model, _QVT, (model._mb, w.wb, q, v, tau, w.work, out),
                 "forward_dynamics_derivatives")
     finally:
         if f_ext:
@@ -136,8 +134,8 @@ def hybrid_dynamics_derivatives(model, q, v, prescribed, a, tau, f_ext=None):
         _load(model, w, f_ext)
     try:
         # the kernel's a_out and tau_out (Table 4's results) go to scratch: only the derivatives are returned
-        _invoke(_hybrid_d, model, _HD_NAMES, (model._mb, w.wb, q, v, prescribed, a, tau, w.work, w.lam, w.flags, w.acc,
-                                              w.tau, out), "hybrid_dynamics_derivatives")
+        _invoke(_hybrid_d, model, _HD_NAMES, (model._mb, w.wb, q, v, prescribed, a, tau, w.work, out),
+                "hybrid_dynamics_derivatives")
     finally:
         if f_ext:
             w.ws["fext"] = 0.0

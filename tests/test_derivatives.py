@@ -254,6 +254,101 @@ def test_hybrid_derivatives_reduce_to_inverse_and_forward():
         assert_close(mine, ref, 1e-12, "none prescribed = forward dynamics")
 
 
+# ------------------------------------------------------------------ how M^-1 is applied
+def _coordinate_tree(model, prescribed=None):
+    from engine.layout import MODEL_DTYPE
+    from engine.algorithms.aba_deriv import coordinate_parents
+    skip = prescribed is not None
+    mask = np.asarray(prescribed if skip else np.zeros(model.nv), dtype=np.bool_)
+    lam = np.empty(model.nv, dtype=np.int64)
+    coordinate_parents(model._mb.view(MODEL_DTYPE), lam, mask, skip)
+    return lam, ~mask
+
+
+def _star(n_legs, rng):
+    """A fixed base with n_legs revolute links hung from it: depth one, no ancestor pairs."""
+    links = ['<link name="base"><inertial><mass value="2"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
+             '</inertial></link>']
+    for k in range(n_legs):
+        ax = rng.normal(size=3)
+        ax /= np.linalg.norm(ax)
+        xyz = " ".join(f"{x:.4f}" for x in rng.uniform(-0.5, 0.5, 3))
+        links.append(f'<link name="l{k}"><inertial><origin xyz="0 0 -0.2"/><mass value="{rng.uniform(0.5, 2):.3f}"/>'
+                     '<inertia ixx="0.02" iyy="0.03" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                     f'<joint name="j{k}" type="revolute"><parent link="base"/><child link="l{k}"/>'
+                     f'<origin xyz="{xyz}"/><axis xyz="{ax[0]:.4f} {ax[1]:.4f} {ax[2]:.4f}"/>'
+                     '<limit lower="-3" upper="3" effort="10" velocity="5"/></joint>')
+    return engine.load_urdf_string('<robot name="star">' + "".join(links) + "</robot>", load_meshes=False)
+
+
+def test_inverse_from_the_factor_equals_the_dense_inverse_on_every_mask():
+    """ltdl_inverse (the identity solve with its first phase cut to each subtree) against
+    numpy's inverse of M_TT, on random trees with random torque-given sets T."""
+    from engine.algorithms.aba_deriv import ltdl_factor, ltdl_inverse, subtree_ends
+    for seed in SEEDS[:8]:
+        model = cached_pair(seed).model
+        rng = np.random.default_rng(seed)
+        q = cached_pair(seed).random_q(rng)
+        M = engine.mass_matrix(model, q)
+        for mask in (np.zeros(model.nv, dtype=bool), random_mask(model, rng)):
+            lam, active = _coordinate_tree(model, mask)
+            H = M.copy()
+            assert ltdl_factor(H, lam, active) == -1
+            ends = np.empty(model.nv, dtype=np.int64)
+            subtree_ends(lam, active, ends)
+            for i in range(model.nv):       # ends[i]: one past the last coordinate below i
+                below = [x for x in range(model.nv) if active[x] and i in _ancestors(lam, x)]
+                assert ends[i] == max(below, default=i) + 1
+            X = np.full_like(M, np.nan)
+            ltdl_inverse(H, lam, active, ends, X, -1.0)
+            T = np.flatnonzero(active)
+            ref = np.zeros_like(M)
+            ref[np.ix_(T, T)] = -np.linalg.inv(M[np.ix_(T, T)])
+            assert_close(X, ref, 1e-10, f"seed {seed}, {int(mask.sum())} prescribed")
+
+
+def _ancestors(lam, x):
+    out = []
+    j = lam[x]
+    while j >= 0:
+        out.append(j)
+        j = lam[j]
+    return out
+
+
+def test_sparse_and_dense_application_of_the_inverse_both_run_and_agree():
+    """dense_pays picks N = -M^-1 and BLAS products for deep trees and the per-column tree-sparse
+    solves for shallow wide ones: both occur here, and both give derivatives that match central
+    differences (the Pinocchio comparisons above cover the dense path on the random trees)."""
+    from engine.algorithms.aba_deriv import dense_pays
+    rng = np.random.default_rng(11)
+    star = _star(14, rng)
+    lam, active = _coordinate_tree(star)
+    assert not dense_pays(lam, active, 2)
+    deep = cached_pair(3).model
+    lam, active = _coordinate_tree(deep)
+    assert dense_pays(lam, active, 2)
+    for model in (star, deep):
+        q = engine.integrate(model, model.neutral(), rng.uniform(-0.5, 0.5, model.nv))
+        v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        ours = engine.forward_dynamics_derivatives(model, q, v, tau)
+        fd = central_differences(lambda q, v, x: engine.forward_dynamics(model, q, v, x), model, q, v, tau)
+        for mine, ref, what in zip(ours, fd, ("da_dq", "da_dv", "da_dtau")):
+            assert_close(mine, ref, TOL_FD, f"{model.name} {what}")
+        assert_close(ours[2], np.linalg.inv(engine.mass_matrix(model, q)), 1e-10, f"{model.name} M^-1")
+        mask = random_mask(model, rng)
+        a = rng.normal(size=model.nv)
+
+        def y(q, v, x):
+            a_out, tau_out = engine.hybrid_dynamics(model, q, v, mask, np.where(mask, x, 0.0), np.where(mask, 0.0, x))
+            return np.where(mask, tau_out, a_out)
+
+        ours = engine.hybrid_dynamics_derivatives(model, q, v, mask, a, tau)
+        fd = central_differences(y, model, q, v, np.where(mask, a, tau))
+        for mine, ref, what in zip(ours, fd, ("dy_dq", "dy_dv", "dy_dx")):
+            assert_close(mine, ref, TOL_FD, f"{model.name} hybrid {what} ({int(mask.sum())} prescribed)")
+
+
 # ------------------------------------------------------------------ constrained dynamics
 def _check_constrained(model, q, v, tau, constraints=None, what="", f_ext=None):
     ours = engine.constrained_forward_dynamics_derivatives(model, q, v, tau, f_ext=f_ext, constraints=constraints)

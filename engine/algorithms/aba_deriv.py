@@ -12,7 +12,12 @@ so the articulated inertias of Table 3 never need differentiating: the inverse-d
 (``rnea_deriv.py``) give dID/dq, dID/d dq and M in one sweep, and M^-1 is applied with the
 tree-sparse factorisation M = L^T D L (L unit lower triangular with the sparsity of the tree:
 entry (i, j) non-zero only when coordinate j is an ancestor of coordinate i), which costs O(n d^2)
-to factor and O(n d) per right-hand side for a tree of depth d (Featherstone's LTDL).
+to factor and O(n d) per right-hand side for a tree of depth d (Featherstone's LTDL). The 2 nv
+right-hand sides are applied one of two ways, whichever costs less for the tree (dense_pays):
+tree-sparse solves column by column, or N = -M^-1 formed once from the factor (ltdl_inverse) and
+two dense products through BLAS (matmul_into), the way Pinocchio applies its M^-1. The products do
+more arithmetic but run at several times the rate: on Talos (nv = 50) the three solves took 27 us,
+N and the two products 17.
 
 One fused sweep instead of a Table 3 pass followed by the derivative sweep: the sweep of
 ``rnea_deriv.py`` run at ddq = 0 already holds b (the subtree wrench sums give ID(q, dq, 0) = b -
@@ -33,13 +38,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, OVERFLOW,
-                      ARR3_T, INT_T)
+from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK, OVERFLOW,
+                      ARR3_T)
 from ..joints import UNIVERSAL
 from ..spatial import ad_into
 from .common import check_vec
 from .aba import aba
-from .rnea_deriv import (rnea_derivative_passes, pairs_dq, work_views, check_outputs, ad_add, ad_dual_into_neg_add,
+from .rnea_deriv import (rnea_derivative_passes, pairs_dq, work_views, scratch_views, check_outputs, ad_add, ad_dual_into_neg_add,
                          mat6_vec_into, mat6_vec_add, S_W, SIG_Q, ROW_A, U_Q, A_W, F_W, DA_W, PB_W, IC)
 
 PIVOT_TOL = 1e-12     # a diagonal entry of M below this times the largest: left to Table 3 to name
@@ -118,6 +123,94 @@ def ltdl_solve(H, lam, active, X, sign):
             j = lam[j]
 
 
+@njit(cache=True)
+def subtree_ends(lam, active, ends):
+    """ends[i] = 1 + the largest active coordinate in the subtree of i (i included) of the tree lam
+    describes. Coordinates are numbered parents first, so i's descendants lie in [i + 1, ends[i])
+    (exactly that range when the tree is numbered depth first, as the loaders do; a superset
+    otherwise, which costs time, not correctness)."""
+    nv = lam.shape[0]
+    for i in range(nv):
+        ends[i] = i + 1
+    for x in range(nv - 1, -1, -1):
+        if active[x]:
+            p = lam[x]
+            if p >= 0 and ends[x] > ends[p]:
+                ends[p] = ends[x]
+
+
+@njit(cache=True)
+def dense_pays(lam, active, products):
+    """True when N = -M^-1 formed once and applied by `products` dense products (matmul_into) costs
+    less than `products` tree-sparse solves (ltdl_solve) of nv columns. A sparse solve does 2 S row
+    operations of nv entries, S = the number of (coordinate, ancestor) pairs among the active
+    coordinates; forming N does about S, and a BLAS product nv^3 multiply-adds. Measured on this
+    engine's kernels (Talos, humanoid): row operations run at about 6 multiply-adds per ns in the
+    solve, 3.5 in ltdl_inverse, the products at about 28, so dense pays when
+    S nv (2 products / 6.3 - 1 / 3.5) > products nv^3 / 28, i.e. S > products nv^2 / 18 for two or
+    more products. Chains and trees under a floating base of up to ~50 coordinates go dense (Panda,
+    Talos, the humanoid); shallow wide trees and hybrid masks that leave few torque-given
+    coordinates stay sparse."""
+    nv = lam.shape[0]
+    S = 0
+    for i in range(nv):
+        if active[i]:
+            j = lam[i]
+            while j >= 0:
+                S += 1
+                j = lam[j]
+    return S * 18 > products * nv * nv
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def ltdl_inverse(H, lam, active, ends, X, sign):
+    """X = sign (L^T D L)^-1 on the active rows and columns, zero on the others: ltdl_solve with
+    the identity on the right. Its first phase (L^-T) leaves column c non-zero on c and c's
+    ancestors only, so row i there holds nothing outside i's subtree, [i, ends[i])
+    (subtree_ends): that phase and the diagonal touch only that range. (Filling only the upper
+    triangle in the last phase and mirroring it was slower: 10.7 against 8.0 us on Talos.)"""
+    nv = H.shape[0]
+    for r in range(nv):
+        for c in range(nv):
+            X[r, c] = 0.0
+        if active[r]:
+            X[r, r] = 1.0
+    for i in range(nv - 1, -1, -1):
+        if not active[i]:
+            continue
+        e = ends[i]
+        j = lam[i]
+        while j >= 0:
+            t = H[i, j]
+            for c in range(i, e):
+                X[j, c] -= t * X[i, c]
+            j = lam[j]
+    for i in range(nv):
+        if active[i]:
+            d = sign / H[i, i]
+            for c in range(i, ends[i]):
+                X[i, c] *= d
+    for i in range(nv):
+        if not active[i]:
+            continue
+        j = lam[i]
+        while j >= 0:
+            t = H[i, j]
+            for c in range(nv):
+                X[i, c] -= t * X[j, c]
+            j = lam[j]
+
+
+@njit(cache=True, _nrt=True)
+def matmul_into(A, B, out):
+    """out = A B (C-contiguous matrices, out distinct from both) through BLAS dgemm: numba's np.dot
+    with an output array, which compiles only with reference counting, hence a function of its own
+    that returns nothing (layout.py, compile options). Dense products of nv x nv matrices run at
+    several times the speed of a tree-sparse solve per column on trees of 30-50 coordinates."""
+    if out.shape[0] > 0 and out.shape[1] > 0:
+        np.dot(A, B, out)
+
+
 @njit(cache=True, inline="always")
 def torque_minus_bias(m, bvec, dvec, tau, out):
     """out[x] = tau[x] - b[x] for every coordinate, b read from the subtree wrench sums of a
@@ -176,24 +269,17 @@ def partitioned_factor(m, prescribed, active, M, H, lam):
     return ltdl_factor(H, lam, active)
 
 
-@njit(cache=True)
-def partitioned_solve(prescribed, active, M, H, lam, Gq, Gv, Gx):
-    """Hybrid-dynamics derivatives from the inverse-dynamics ones (see hybrid_deriv.py), M_TT
-    factored in H by partitioned_factor. On entry Gq = dID/dq, Gv = dID/d dq, M the mass matrix; on
-    exit Gq, Gv, Gx hold dy/dq, dy/d dq and dy/dx (y: accelerations of the torque-given
-    coordinates, torques of the prescribed ones; x: the given quantities)."""
+@njit(cache=True, fastmath=FASTMATH)
+def partitioned_rows(prescribed, M, G, Y):
+    """Rows of the prescribed coordinates P of a hybrid derivative: Y holds Y' = -M_TT^-1 G_T on the
+    torque-given rows T; P's rows become G_P + M_PT Y' (G may be Y itself, whose P rows hold G_P:
+    the copy is then a no-op)."""
     nv = M.shape[0]
-    for r in range(nv):
-        for c in range(nv):
-            Gx[r, c] = M[r, c] if prescribed[c] else (-1.0 if r == c else 0.0)
-    # Y' = -M_TT^-1 G_T (the sign folded into the diagonal step): torque-given rows are done
-    ltdl_solve(H, lam, active, Gq, -1.0)
-    ltdl_solve(H, lam, active, Gv, -1.0)
-    ltdl_solve(H, lam, active, Gx, -1.0)
-    # prescribed rows: G_P - M_PT Y = G_P + M_PT Y'
     for r in range(nv):
         if not prescribed[r]:
             continue
+        for c in range(nv):
+            Y[r, c] = G[r, c]
         for t in range(nv):
             if prescribed[t]:
                 continue
@@ -201,9 +287,63 @@ def partitioned_solve(prescribed, active, M, H, lam, Gq, Gv, Gx):
             if mrt == 0.0:
                 continue
             for c in range(nv):
-                Gq[r, c] += mrt * Gq[t, c]
-                Gv[r, c] += mrt * Gv[t, c]
-                Gx[r, c] += mrt * Gx[t, c]
+                Y[r, c] += mrt * Y[t, c]
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def partitioned_solve(prescribed, active, ends, M, H, lam, Gq, Gv, Gx):
+    """Hybrid-dynamics derivatives from the inverse-dynamics ones (see hybrid_deriv.py), M_TT
+    factored in H by partitioned_factor (H is scratch afterwards), ends from subtree_ends. On entry
+    Gq = dID/dq, Gv = dID/d dq, M the mass matrix; on exit Gq, Gv, Gx hold dy/dq, dy/d dq and
+    dy/dx (y: accelerations of the torque-given coordinates, torques of the prescribed ones; x: the
+    given quantities). Y' = -M_TT^-1 G'_T for each right-hand side G', by tree-sparse solves or, when
+    that is cheaper (dense_pays), with N = -M_TT^-1 (zero on prescribed rows and columns) formed
+    once in Gx and applied by dense products."""
+    nv = M.shape[0]
+    any_prescribed = False
+    for c in range(nv):
+        any_prescribed = any_prescribed or prescribed[c]
+    if not dense_pays(lam, active, 3 if any_prescribed else 2):
+        for r in range(nv):
+            for c in range(nv):
+                Gx[r, c] = M[r, c] if prescribed[c] else (-1.0 if r == c else 0.0)
+        ltdl_solve(H, lam, active, Gq, -1.0)
+        ltdl_solve(H, lam, active, Gv, -1.0)
+        ltdl_solve(H, lam, active, Gx, -1.0)
+        partitioned_rows(prescribed, M, Gq, Gq)
+        partitioned_rows(prescribed, M, Gv, Gv)
+        partitioned_rows(prescribed, M, Gx, Gx)
+        return
+    N = Gx
+    ltdl_inverse(H, lam, active, ends, N, -1.0)
+    Y = H
+    matmul_into(N, Gq, Y)
+    partitioned_rows(prescribed, M, Gq, Y)
+    copy_matrix(Y, Gq)
+    matmul_into(N, Gv, Y)
+    partitioned_rows(prescribed, M, Gv, Y)
+    copy_matrix(Y, Gv)
+    # G' for x: column M[:, c] for a prescribed c (N M), -e_c for a torque-given c (-N[:, c]);
+    # on the prescribed rows, G'_P = M_Pc for a prescribed c and 0 for a torque-given one
+    if any_prescribed:
+        matmul_into(N, M, Y)
+    for r in range(nv):
+        for c in range(nv):
+            if not prescribed[c]:
+                Y[r, c] = -N[r, c]
+    for r in range(nv):
+        for c in range(nv):
+            N[r, c] = M[r, c] if prescribed[c] else 0.0
+    partitioned_rows(prescribed, M, N, Y)
+    copy_matrix(Y, Gx)
+
+
+@njit(cache=True, inline="always")
+def copy_matrix(A, B):
+    """B[:, :] = A."""
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            B[r, c] = A[r, c]
 
 
 @njit(cache=True, inline="always")
@@ -274,12 +414,12 @@ def acceleration_update(m, a, bmat, bvec, dvec, tmp):
                 bvec[lp, PB_W, r] += up[r]
 
 
-@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, INT_T, BOOL_T, VEC_T, ARR3_T), cache=True,
-      fastmath=FASTMATH)
-def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
-    """Kernel: a = FD(q, v, tau) and out[0] = da/dq (tangent space), out[1] = da/dv,
-    out[2] = da/dtau = M^-1, in one fused sweep (module docstring). flags: 2 nv booleans of scratch.
-    Status code (see common); a singular M is named by a Table 3 pass."""
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
+def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, out):
+    """Kernel: FD(q, v, tau) (in work's scratch) and out[0] = da/dq (tangent space),
+    out[1] = da/dv, out[2] = da/dtau = M^-1, in one fused sweep (module docstring); work:
+    rnea_deriv.work_size floats. Status code (see common); a singular M is named by a Table 3
+    pass."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
@@ -291,30 +431,42 @@ def aba_derivatives(m_bytes, ws_bytes, q, v, tau, work, lam, flags, a, out):
     if st != OK:
         return st
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
+    lam, flags, a, _ = scratch_views(work, m.shape[0], nv)
+    lam_c = lam[:nv]
+    ends = lam[nv:2 * nv]
+    active = flags[nv:2 * nv]
     for k in range(nv):
         a[k] = 0.0
-    # Table 2's derivative sweep at ddq = 0: b, M and dID/d dq
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(False), np.bool_(False))
+        active[k] = True
+    coordinate_parents(m, lam_c, flags[:nv], False)
+    # dense: dID/dq and dID/d dq into out[1], out[2], then out[0] = N out[1], out[1] = N out[2] with
+    # N = -M^-1 in M's place; sparse: into out[0], out[1], solved in place (ltdl_solve)
+    dense = dense_pays(lam_c, active, 2)
+    Gq = out[1] if dense else out[0]
+    Gv = out[2] if dense else out[1]
+    # Table 2's derivative sweep at ddq = 0: b, M and dID/d dq (Gq left zero)
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, Gq, Gv, M, np.bool_(False), np.bool_(False))
     torque_minus_bias(m, bvec, dvec, tau, a)
-    k = factor_mass_matrix(m, M, H, lam, flags[:nv], flags[nv:])
-    active = flags[nv:]
+    k = factor_mass_matrix(m, M, H, lam_c, flags[:nv], active)
     if k >= 0:
         st = aba(m_bytes, ws_bytes, q, v, tau, a)       # Table 3 names the singular joint
         return st if st != OK else singular_joint(m, k)
-    X = out[2]
+    ltdl_solve(H, lam_c, active, a.reshape((nv, 1)), 1.0)
     for k in range(nv):
-        X[k, 0] = a[k]
-    ltdl_solve(H, lam, active, X[:, 0:1], 1.0)
-    for k in range(nv):
-        a[k] = X[k, 0]
         if not np.isfinite(a[k]):
             return OVERFLOW
     acceleration_update(m, a, bmat, bvec, dvec, tmp)
-    pairs_dq(m, dvec, out[0])
-    for r in range(nv):
-        for c in range(nv):
-            X[r, c] = -1.0 if r == c else 0.0
-    ltdl_solve(H, lam, active, out[0], -1.0)
-    ltdl_solve(H, lam, active, out[1], -1.0)
-    ltdl_solve(H, lam, active, X, -1.0)
+    pairs_dq(m, dvec, Gq)                               # dID/dq at a
+    subtree_ends(lam_c, active, ends)
+    if dense:
+        ltdl_inverse(H, lam_c, active, ends, M, -1.0)
+        matmul_into(M, out[1], out[0])
+        matmul_into(M, out[2], out[1])
+        for r in range(nv):
+            for c in range(nv):
+                out[2, r, c] = -M[r, c]
+    else:
+        ltdl_solve(H, lam_c, active, out[0], -1.0)
+        ltdl_solve(H, lam_c, active, out[1], -1.0)
+        ltdl_inverse(H, lam_c, active, ends, out[2], 1.0)
     return check_outputs(out)

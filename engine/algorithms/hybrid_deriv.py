@@ -26,21 +26,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARR3_T,
-                      INT_T)
+from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARR3_T
 from .common import check_result
 from .hybrid import hybrid, check_inputs
-from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs, S_W, F_W
+from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, scratch_views, check_outputs, S_W, F_W
 from .aba_deriv import (partitioned_factor, partitioned_solve, ltdl_solve, acceleration_update, torque_minus_bias,
-                        singular_joint)
+                        singular_joint, subtree_ends)
 
 
-@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, INT_T, BOOL_T, VEC_T, VEC_T, ARR3_T),
-      cache=True, fastmath=FASTMATH)
-def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, flags, a_out, tau_out, out):
-    """Kernel: Table 4 (a_out, tau_out) and out[0] = dy/dq (tangent space), out[1] = dy/dv,
-    out[2] = dy/dx, in one fused sweep (module docstring). flags: nv booleans of scratch. Status
-    code (see common)."""
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, BOOL_T, VEC_T, VEC_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
+def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, out):
+    """Kernel: Table 4 (a_out, tau_out, in work's scratch) and out[0] = dy/dq (tangent space),
+    out[1] = dy/dv, out[2] = dy/dx, in one fused sweep (module docstring); work:
+    rnea_deriv.work_size floats. Status code (see common)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     st = check_inputs(m, q, v, prescribed, a, tau)
@@ -49,13 +47,14 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, f
     nv = m[0].nv
     n = m.shape[0] - 1
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
+    lam, flags, a_out, tau_out = scratch_views(work, m.shape[0], nv)
     for x in range(nv):
         a_out[x] = a[x] if prescribed[x] else 0.0
     # Table 2's derivative sweep at ddq = (ddq_P, 0): M, dID/d dq and (subtree sums) ID there
     rnea_derivative_passes(m, ws, q, v, a_out, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(False),
                            np.bool_(False))
     active = flags[:nv]
-    k = partitioned_factor(m, prescribed, active, M, H, lam)
+    k = partitioned_factor(m, prescribed, active, M, H, lam[:nv])
     if k >= 0:
         st = hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out)     # Table 4 names it
         return st if st != OK else singular_joint(m, k)
@@ -66,7 +65,7 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, f
     for x in range(nv):
         if prescribed[x]:
             X[x, 0] = 0.0
-    ltdl_solve(H, lam, active, X[:, 0:1], 1.0)
+    ltdl_solve(H, lam[:nv], active, X[:, 0:1], 1.0)
     for x in range(nv):
         tau_out[x] = X[x, 0]
         if not prescribed[x]:
@@ -90,5 +89,7 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, lam, f
         st = check_result(tau_out, nv)
     if st != OK:
         return st
-    partitioned_solve(prescribed, active, M, H, lam, out[0], out[1], out[2])
+    ends = lam[nv:2 * nv]
+    subtree_ends(lam[:nv], active, ends)
+    partitioned_solve(prescribed, active, ends, M, H, lam[:nv], out[0], out[1], out[2])
     return check_outputs(out)
