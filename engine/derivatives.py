@@ -18,7 +18,9 @@ Which derivation each uses: inverse dynamics differentiates Table 2 analytically
 sweep, ``algorithms/rnea_deriv.py``); forward and hybrid dynamics follow from it through the
 identity ID(q, dq, ddq) = tau partitioned over prescribed / torque-given coordinates and a
 tree-sparse factorisation of M (``algorithms/aba_deriv.py``, ``algorithms/hybrid_deriv.py``; the
-forward kernel solves for ddq with that factorisation inside the same sweep, no Table 3 pass);
+forward kernel solves for ddq with that factorisation inside the same sweep, no Table 3 pass; M^-1
+is applied column by column with it, or formed once and applied by BLAS products when the tree is
+deep enough for that to cost less, ``aba_deriv.dense_pays``);
 constrained dynamics differentiates the KKT system M ddq + b = tau + A^T lambda, A ddq + dA dq = 0
 (``constrained_forward_dynamics_derivatives`` states the equations) with the analytic
 inverse-dynamics derivatives and the analytic derivatives of every built-in constraint kind's rows

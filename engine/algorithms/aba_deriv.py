@@ -139,7 +139,7 @@ def subtree_ends(lam, active, ends):
                 ends[p] = ends[x]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dense_pays(lam, active, products):
     """True when N = -M^-1 formed once and applied by `products` dense products (matmul_into) costs
     less than `products` tree-sparse solves (ltdl_solve) of nv columns. A sparse solve does 2 S row
