@@ -227,16 +227,19 @@ def test_hybrid_derivatives_match_finite_differences(seed):
     rng = np.random.default_rng(300 + seed)
     for mask in (random_mask(model, rng), random_mask(model, rng)):
         q, v = pair.random_q(rng), pair.random_v(rng)
-        a, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        _check_hybrid(model, q, v, mask, rng.normal(size=model.nv), rng.normal(size=model.nv))
 
-        def y(q, v, x):
-            a_out, tau_out = engine.hybrid_dynamics(model, q, v, mask, np.where(mask, x, 0.0), np.where(mask, 0.0, x))
-            return np.where(mask, tau_out, a_out)
 
-        ours = engine.hybrid_dynamics_derivatives(model, q, v, mask, a, tau)
-        fd = central_differences(y, model, q, v, np.where(mask, a, tau))
-        for mine, ref, what in zip(ours, fd, ("dy_dq", "dy_dv", "dy_dx")):
-            assert_close(mine, ref, TOL_FD, f"{what} ({int(mask.sum())} of {model.nv} prescribed)")
+def _check_hybrid(model, q, v, mask, a, tau, what=""):
+    """hybrid_dynamics_derivatives against central differences of hybrid_dynamics."""
+    def y(q, v, x):
+        a_out, tau_out = engine.hybrid_dynamics(model, q, v, mask, np.where(mask, x, 0.0), np.where(mask, 0.0, x))
+        return np.where(mask, tau_out, a_out)
+
+    ours = engine.hybrid_dynamics_derivatives(model, q, v, mask, a, tau)
+    fd = central_differences(y, model, q, v, np.where(mask, a, tau))
+    for mine, ref, name in zip(ours, fd, ("dy_dq", "dy_dv", "dy_dx")):
+        assert_close(mine, ref, TOL_FD, f"{what}{name} ({int(mask.sum())} of {model.nv} prescribed)")
 
 
 def test_hybrid_derivatives_reduce_to_inverse_and_forward():
@@ -336,17 +339,7 @@ def test_sparse_and_dense_application_of_the_inverse_both_run_and_agree():
         for mine, ref, what in zip(ours, fd, ("da_dq", "da_dv", "da_dtau")):
             assert_close(mine, ref, TOL_FD, f"{model.name} {what}")
         assert_close(ours[2], np.linalg.inv(engine.mass_matrix(model, q)), 1e-10, f"{model.name} M^-1")
-        mask = random_mask(model, rng)
-        a = rng.normal(size=model.nv)
-
-        def y(q, v, x):
-            a_out, tau_out = engine.hybrid_dynamics(model, q, v, mask, np.where(mask, x, 0.0), np.where(mask, 0.0, x))
-            return np.where(mask, tau_out, a_out)
-
-        ours = engine.hybrid_dynamics_derivatives(model, q, v, mask, a, tau)
-        fd = central_differences(y, model, q, v, np.where(mask, a, tau))
-        for mine, ref, what in zip(ours, fd, ("dy_dq", "dy_dv", "dy_dx")):
-            assert_close(mine, ref, TOL_FD, f"{model.name} hybrid {what} ({int(mask.sum())} prescribed)")
+        _check_hybrid(model, q, v, random_mask(model, rng), rng.normal(size=model.nv), tau, f"{model.name} hybrid ")
 
 
 # ------------------------------------------------------------------ constrained dynamics

@@ -112,13 +112,20 @@ def ltdl_solve(H, lam, active, X, sign):
             d = sign / H[i, i]
             for c in range(ncol):
                 X[i, c] *= d
-    for i in range(nv):
+    unit_lower_solve(H, lam, active, X)
+
+
+@njit(cache=True, inline="always")
+def unit_lower_solve(H, lam, active, X):
+    """X[active rows] <- L^-1 X[active rows], every column: the last phase of the L^T D L solve
+    (row i minus L[i, j] times each ancestor row j, ancestors first)."""
+    for i in range(H.shape[0]):
         if not active[i]:
             continue
         j = lam[i]
         while j >= 0:
             t = H[i, j]
-            for c in range(ncol):
+            for c in range(X.shape[1]):
                 X[i, c] -= t * X[j, c]
             j = lam[j]
 
@@ -190,15 +197,7 @@ def ltdl_inverse(H, lam, active, ends, X, sign):
             d = sign / H[i, i]
             for c in range(i, ends[i]):
                 X[i, c] *= d
-    for i in range(nv):
-        if not active[i]:
-            continue
-        j = lam[i]
-        while j >= 0:
-            t = H[i, j]
-            for c in range(nv):
-                X[i, c] -= t * X[j, c]
-            j = lam[j]
+    unit_lower_solve(H, lam, active, X)
 
 
 @njit(cache=True, _nrt=True)
