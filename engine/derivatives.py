@@ -55,7 +55,8 @@ class _Work:
         self.ws = np.zeros(n1, dtype=WS_DTYPE)     # joint poses and the external wrenches
         self.wb = self.ws.view(np.uint8)
         self.work = np.zeros(work_size(n1, nv))
-        self.lam = np.zeros(nv, dtype=np.int64)             # the constrained kernel's scratch (the others carve theirs from work)
+        self.lam = np.zeros(nv, dtype=np.int64)             # the constrained kernel's scratch (the
+        # forward and hybrid kernels carve theirs from work: rnea_deriv.scratch_views)
         self.flags = np.zeros(2 * nv, dtype=bool)
         self.cbody = np.zeros(nv, dtype=np.int64)           # the constrained kernel's scratch
         self.on = np.zeros((2, nv), dtype=bool)

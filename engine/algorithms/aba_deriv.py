@@ -303,9 +303,7 @@ def partitioned_solve(prescribed, active, ends, M, H, lam, Gq, Gv, Gx):
     for c in range(nv):
         any_prescribed = any_prescribed or prescribed[c]
     if not dense_pays(lam, active, 3 if any_prescribed else 2):
-        for r in range(nv):
-            for c in range(nv):
-                Gx[r, c] = M[r, c] if prescribed[c] else (-1.0 if r == c else 0.0)
+        given_rhs(prescribed, M, Gx)
         ltdl_solve(H, lam, active, Gq, -1.0)
         ltdl_solve(H, lam, active, Gv, -1.0)
         ltdl_solve(H, lam, active, Gx, -1.0)
@@ -322,19 +320,26 @@ def partitioned_solve(prescribed, active, ends, M, H, lam, Gq, Gv, Gx):
     matmul_into(N, Gv, Y)
     partitioned_rows(prescribed, M, Gv, Y)
     copy_matrix(Y, Gv)
-    # G' for x: column M[:, c] for a prescribed c (N M), -e_c for a torque-given c (-N[:, c]);
-    # on the prescribed rows, G'_P = M_Pc for a prescribed c and 0 for a torque-given one
+    # N G' for x without forming G' in a third buffer: N M in the prescribed columns, -N (N times
+    # -e_c) in the torque-given ones; then N is free to hold G' for the prescribed rows
     if any_prescribed:
         matmul_into(N, M, Y)
     for r in range(nv):
         for c in range(nv):
             if not prescribed[c]:
                 Y[r, c] = -N[r, c]
-    for r in range(nv):
-        for c in range(nv):
-            N[r, c] = M[r, c] if prescribed[c] else 0.0
+    given_rhs(prescribed, M, N)
     partitioned_rows(prescribed, M, N, Y)
     copy_matrix(Y, Gx)
+
+
+@njit(cache=True, inline="always")
+def given_rhs(prescribed, M, G):
+    """G = G', the right-hand side of the given quantities x in the hybrid derivatives: column
+    M[:, c] for a prescribed c (x_c = ddq_c), -e_c for a torque-given c (x_c = tau_c)."""
+    for r in range(M.shape[0]):
+        for c in range(M.shape[1]):
+            G[r, c] = M[r, c] if prescribed[c] else (-1.0 if r == c else 0.0)
 
 
 @njit(cache=True, inline="always")

@@ -58,18 +58,16 @@ def hybrid_derivatives(m_bytes, ws_bytes, q, v, prescribed, a, tau, work, out):
     if k >= 0:
         st = hybrid(m_bytes, ws_bytes, q, v, prescribed, a, tau, a_out, tau_out)     # Table 4 names it
         return st if st != OK else singular_joint(m, k)
-    # ddq_T = M_TT^-1 (tau_T - ID_T(ddq_P, 0)), solved in out[2]'s first column; tau_out then holds
-    # the change of ddq, (0_P, ddq_T), for the tables' update
-    X = out[2]
-    torque_minus_bias(m, bvec, dvec, tau, X[:, 0])
+    # ddq_T = M_TT^-1 (tau_T - ID_T(ddq_P, 0)), solved in tau_out, which then holds the change of
+    # ddq, (0_P, ddq_T), for the tables' update
+    torque_minus_bias(m, bvec, dvec, tau, tau_out)
     for x in range(nv):
         if prescribed[x]:
-            X[x, 0] = 0.0
-    ltdl_solve(H, lam[:nv], active, X[:, 0:1], 1.0)
+            tau_out[x] = 0.0
+    ltdl_solve(H, lam[:nv], active, tau_out.reshape((nv, 1)), 1.0)
     for x in range(nv):
-        tau_out[x] = X[x, 0]
         if not prescribed[x]:
-            a_out[x] = X[x, 0]
+            a_out[x] = tau_out[x]
     acceleration_update(m, tau_out, bmat, bvec, dvec, tmp)
     pairs_dq(m, dvec, out[0])
     # tau_P = ID_P at the full ddq (armature included), tau_T as given

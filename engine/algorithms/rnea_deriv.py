@@ -374,17 +374,45 @@ def pairs_dq(m, dvec, dtau_dq):
 
 
 @njit(cache=True, inline="always")
-def work_views(work, n1, nv):
-    """The work arrays carved from one float buffer (length work_size(n1, nv)): bmat (n1, 2, 6, 6),
-    bvec (n1, 6, 6), dvec (nv, 8, 6), tmp (4, 6), and two nv x nv matrices (M, H)."""
+def work_offsets(n1, nv):
+    """Where work_views' arrays end in the work buffer: bmat, bvec, dvec, tmp, M, H (the last is
+    where scratch_views' vectors begin)."""
     k0 = n1 * 72
     k1 = k0 + n1 * 36
     k2 = k1 + max(nv, 1) * 48
     k3 = k2 + 24
     k4 = k3 + nv * nv
+    return k0, k1, k2, k3, k4, k4 + nv * nv
+
+
+@njit(cache=True, inline="always")
+def work_views(work, n1, nv):
+    """The work arrays carved from one float buffer (length work_size(n1, nv)): bmat (n1, 2, 6, 6),
+    bvec (n1, 6, 6), dvec (nv, 8, 6), tmp (4, 6), and two nv x nv matrices (M, H)."""
+    k0, k1, k2, k3, k4, k5 = work_offsets(n1, nv)
     return (work[:k0].reshape((n1, 2, 6, 6)), work[k0:k1].reshape((n1, 6, 6)),
             work[k1:k2].reshape((max(nv, 1), 8, 6)), work[k2:k3].reshape((4, 6)),
-            work[k3:k4].reshape((nv, nv)), work[k4:k4 + nv * nv].reshape((nv, nv)))
+            work[k3:k4].reshape((nv, nv)), work[k4:k5].reshape((nv, nv)))
+
+
+@njit(cache=True, inline="always")
+def scratch_views(work, n1, nv):
+    """The forward and hybrid derivative kernels' scratch vectors, carved from the work buffer
+    after work_views' arrays (one argument instead of four: each array argument costs about
+    0.06 us in numba's dispatch): lam (2 nv int64: coordinate parents, subtree ends), a and b (nv
+    floats each), flags (2 nv booleans)."""
+    k0 = work_offsets(n1, nv)[5]
+    k1 = k0 + 2 * nv
+    k2 = k1 + nv
+    k3 = k2 + nv
+    return (work[k0:k1].view(np.int64), work[k3:k3 + scratch_flag_words(nv)].view(np.bool_)[:2 * nv],
+            work[k1:k2], work[k2:k3])
+
+
+@njit(cache=True, inline="always")
+def scratch_flag_words(nv):
+    """Floats that hold scratch_views' 2 nv booleans."""
+    return (2 * nv + 7) // 8
 
 
 @njit(cache=True, inline="always")
@@ -402,23 +430,9 @@ def check_outputs(out):
 
 
 def work_size(n1, nv):
-    """Length of the float buffer of the derivative kernels: work_views' tables and matrices, then
-    scratch_views' vectors."""
-    return n1 * 108 + max(nv, 1) * 48 + 24 + 2 * nv * nv + 4 * nv + (2 * nv + 7) // 8
-
-
-@njit(cache=True, inline="always")
-def scratch_views(work, n1, nv):
-    """The forward and hybrid derivative kernels' scratch vectors, carved from the end of the work
-    buffer (one argument instead of four: each array argument costs about 0.06 us in numba's
-    dispatch): lam (2 nv int64: coordinate parents, subtree ends), flags (2 nv booleans), a and b
-    (nv floats each)."""
-    k0 = n1 * 108 + max(nv, 1) * 48 + 24 + 2 * nv * nv
-    k1 = k0 + 2 * nv
-    k2 = k1 + nv
-    k3 = k2 + nv
-    return (work[k0:k1].view(np.int64), work[k3:k3 + (2 * nv + 7) // 8].view(np.bool_)[:2 * nv],
-            work[k1:k2], work[k2:k3])
+    """Length of the float buffer of the derivative kernels: work_views' arrays, then
+    scratch_views' vectors (the offsets' own Python functions, so the layout is written once)."""
+    return work_offsets.py_func(n1, nv)[5] + 4 * nv + scratch_flag_words.py_func(nv)
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, VEC_T, ARR3_T), cache=True, fastmath=FASTMATH)
