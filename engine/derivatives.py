@@ -54,16 +54,10 @@ class _Work:
         n1, nv = model.nbodies + 1, model.nv
         self.ws = np.zeros(n1, dtype=WS_DTYPE)     # joint poses and the external wrenches
         self.wb = self.ws.view(np.uint8)
-        self.work = np.zeros(work_size(n1, nv))
-        self.lam = np.zeros(nv, dtype=np.int64)             # the constrained kernel's scratch (the
-        # forward and hybrid kernels carve theirs from work: rnea_deriv.scratch_views)
-        self.flags = np.zeros(2 * nv, dtype=bool)
-        self.cbody = np.zeros(nv, dtype=np.int64)           # the constrained kernel's scratch
-        self.on = np.zeros((2, nv), dtype=bool)
-        self.kkt = np.zeros(0)                 # the constrained kernel's buffers, sized for kkt_rows rows
-        self.kkt_a = np.zeros(0)
-        self.kkt_lam = np.zeros(0)
-        self.kkt_rows = -1
+        self.work = np.zeros(work_size(n1, nv))    # the forward and hybrid kernels' scratch included
+        # (rnea_deriv.scratch_views)
+        self.kkt = np.zeros(0)      # the constrained kernel's buffer and scratch, sized for kkt_rows rows
+        self.kkt_rows = -1          # (constrained_deriv.kkt_views, kkt_scratch)
 
 
 def _work(model):
@@ -260,16 +254,14 @@ def _constrained_compiled(model, q, v, tau, f_ext, packed):
     w = _work(model)
     nv = model.nv
     if w.kkt_rows != nr:
-        w.kkt = np.zeros(_KKT.kkt_work_size(nv, nr))
-        w.kkt_a, w.kkt_lam = np.empty(nv), np.empty(nr)      # the constrained a and lambda (not returned)
+        w.kkt = np.zeros(_KKT.kkt_work_size(nv, nr))     # the constrained a and lambda too (not returned)
         w.kkt_rows = nr
     out = np.empty((3, nv, nv))
     lout = np.empty((3, nr, nv))
     if f_ext:
         _load(model, w, f_ext)
     try:
-        st = _KKT.constrained_derivatives(model._mb, w.wb, q, v, tau, ci, cf, w.work, w.kkt, w.lam, w.cbody, w.on,
-                                          w.flags, w.kkt_a, w.kkt_lam, out, lout)
+        st = _KKT.constrained_derivatives(model._mb, w.wb, q, v, tau, ci, cf, w.work, w.kkt, out, lout)
     except (TypeError, ZeroDivisionError):
         return None
     finally:

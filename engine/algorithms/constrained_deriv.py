@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, IMAT_T, RANK_DEFICIENT, kernel, FASTMATH, MODEL_T, WS_T, VEC_T,
-                      MAT_T, BOOL_T, STATUS, OK, OVERFLOW, ARR3_T, INT_T, BOOL2_T)
+                      MAT_T, STATUS, OK, OVERFLOW, ARR3_T)
 from ..loopkernels import rows_into, spd_factor, spd_solve
 from .common import check_vec
 from .rnea_deriv import rnea_derivative_passes, pairs_dq, work_views, check_outputs
@@ -36,9 +36,29 @@ from .constraint_deriv import constraint_derivatives
 
 
 
+@njit(cache=True, inline="always")
+def kkt_scratch_start(nv, nr):
+    """Where kkt_views' arrays end in the kernel's float buffer (kkt_scratch's begin)."""
+    return 3 * nr + 2 * nr * nv + 2 * nr * nr + nv * nv + 48 + 13 * nv + 84 * nv + 252
+
+
 def kkt_work_size(nv, rows):
-    """Length of the float work buffer of ``constrained_derivatives`` (see kkt_views)."""
-    return 3 * rows + 2 * rows * nv + 2 * rows * rows + nv * nv + 48 + 13 * nv + 84 * nv + 252
+    """Length of the float work buffer of ``constrained_derivatives`` (kkt_views, then kkt_scratch)."""
+    return kkt_scratch_start.py_func(nv, rows) + 3 * nv + rows + (4 * nv + 7) // 8
+
+
+@njit(cache=True, inline="always")
+def kkt_scratch(kw, nv, nr):
+    """The kernel's scratch vectors, carved from its float buffer after kkt_views' arrays (one
+    argument instead of six: each array argument costs about 0.06 us in numba's dispatch):
+    lamc, cbody (nv int64: coordinate parents, the body of each coordinate), on (2 x nv booleans),
+    flags (2 nv booleans), a (nv: the constrained acceleration) and lam (nr: the multipliers)."""
+    k0 = kkt_scratch_start(nv, nr)
+    k1 = k0 + 3 * nv + nr
+    bools = kw[k1:k1 + (4 * nv + 7) // 8].view(np.bool_)
+    return (kw[k0:k0 + nv].view(np.int64), kw[k0 + nv:k0 + 2 * nv].view(np.int64),
+            bools[:2 * nv].reshape((2, nv)), bools[2 * nv:4 * nv], kw[k0 + 2 * nv:k0 + 3 * nv],
+            kw[k0 + 3 * nv:k1])
 
 
 @njit(cache=True, inline="always")
@@ -81,20 +101,20 @@ def kkt_views(kw, nv, nr):
     return f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv, a0, rhs
 
 
-@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, VEC_T,
-             INT_T, INT_T, BOOL2_T, BOOL_T, VEC_T, VEC_T, ARR3_T, ARR3_T), cache=True, fastmath=FASTMATH)
-def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc, cbody, on, flags, a, lam,
-                            out, lout):
+@kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, VEC_T, IMAT_T, MAT_T, VEC_T, VEC_T, ARR3_T, ARR3_T), cache=True,
+        fastmath=FASTMATH)
+def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, out, lout):
     """Kernel: a = ddq and lam of the constrained forward dynamics (no stabilisation) and
     out[0..2] = d ddq / d(q, dq, tau), lout[0..2] = d lambda / d(q, dq, tau) (module docstring).
     External wrenches from ws[i].fext (body frames). Work: work (rnea_deriv.work_size), kw
-    (kkt_work_size), lamc, cbody (nv ints), on (2 x nv), flags (2 nv). Status: OK, an argument
+    (kkt_work_size: kkt_views' arrays, then kkt_scratch's vectors, a and lam among them); the
+    number of rows is lout's second dimension. Status: OK, an argument
     code (see common), OVERFLOW, COINCIDENT or FLAT_DISK (a degenerate constraint), or
     RANK_DEFICIENT (K or M singular: the caller takes the rank-revealing path)."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     nv = m[0].nv
-    nr = lam.shape[0]
+    nr = lout.shape[1]
     st = check_vec(q, m[0].nq, 1)
     if st == OK:
         st = check_vec(v, nv, 2)
@@ -104,14 +124,16 @@ def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc
         return st
     bmat, bvec, dvec, tmp, M, H = work_views(work, m.shape[0], nv)
     f, bias, A, G, K, L, dATl, sa, sb, Ja, Jb, D, dW, tv, a0, rhs = kkt_views(kw, nv, nr)
+    lamc, cbody, on, flags, a, lam = kkt_scratch(kw, nv, nr)
     # 1. the constraint rows
     st = rows_into(m, ws, q, v, ci, cf, f, A, bias, sa, sb, Ja, Jb)
     if st != OK:
         return st
-    # 2. Table 2's derivative sweep at ddq = 0: b, M, dID/d dq (out[1]); out[0] left zero
+    # 2. Table 2's derivative sweep at ddq = 0: b, M, dID/d dq (out[1]); out[0] left zero. The
+    # joint poses of q are in ws already (rows_into's velocity pass computed them)
     for k in range(nv):
         a[k] = 0.0
-    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(False), np.bool_(False))
+    rnea_derivative_passes(m, ws, q, v, a, bmat, bvec, dvec, tmp, out[0], out[1], M, np.bool_(True), np.bool_(False))
     torque_minus_bias(m, bvec, dvec, tau, a0[:, 0])
     # 3. M = L^T D L; a0, G = M^-1 A^T, K = A G, lambda, ddq
     if factor_mass_matrix(m, M, H, lamc, flags[:nv], flags[nv:]) >= 0:
@@ -165,21 +187,32 @@ def constrained_derivatives(m_bytes, ws_bytes, q, v, tau, ci, cf, work, kw, lamc
     ltdl_solve(H, lamc, active, Xq, 1.0)
     ltdl_solve(H, lamc, active, out[1], -1.0)
     ltdl_solve(H, lamc, active, out[2], 1.0)
+    # row operations on whole rows (contiguous, so the compiler vectorises them): Y = -(dr2/dp +
+    # A X), for tau A X = A M^-1 = G^T; dlambda/dp = K^-1 Y; X += G dlambda/dp
     for p in range(3):
         X = out[p]
         Y = lout[p]
         for i in range(nr):
+            y = Y[i]
+            if p == 2:
+                for c in range(nv):
+                    y[c] = -G[c, i]
+                continue
             for c in range(nv):
-                s = -Y[i, c] if p < 2 else 0.0
-                for k in range(nv):
-                    s -= A[i, k] * X[k, c]
-                Y[i, c] = s
+                y[c] = -y[c]
+            for k in range(nv):
+                t = A[i, k]
+                if t != 0.0:
+                    x = X[k]
+                    for c in range(nv):
+                        y[c] -= t * x[c]
         spd_solve(L, Y)
         for k in range(nv):
-            for c in range(nv):
-                s = X[k, c]
-                for r in range(nr):
-                    s += G[k, r] * Y[r, c]
-                X[k, c] = s
+            x = X[k]
+            for r in range(nr):
+                t = G[k, r]
+                y = Y[r]
+                for c in range(nv):
+                    x[c] += t * y[c]
     st = check_outputs(out)
     return st if st != OK else check_outputs(lout)
