@@ -106,6 +106,13 @@ class JointRow(QtCore.QObject):
         self.readout = QtWidgets.QLabel("")
         self.readout.setObjectName(f"readout:{joint.name}")
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        # what drives the joint when another law than its own does (an LQR law): a line of its own
+        # under the row (in the name's column it was cut to the column's width)
+        self.note = QtWidgets.QLabel("")
+        self.note.setObjectName(f"note:{joint.name}")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #0b5394;")
+        self.note.setVisible(False)
 
         # the editor: position slider (one-coordinate joints) and the law's parameters
         self.editor = QtWidgets.QWidget()
@@ -149,7 +156,8 @@ class JointRow(QtCore.QObject):
         self.grid.addWidget(self.name_label, 0, 1)
         self.grid.addWidget(self.mode, 0, 2)
         self.grid.addWidget(self.law, 0, 3)
-        self.grid.addWidget(self.editor, 2, 1, 1, 4)
+        self.grid.addWidget(self.note, 2, 1, 1, 4)
+        self.grid.addWidget(self.editor, 3, 1, 1, 4)
         self.grid.setColumnStretch(4, 1)
         self._fill_laws("torque")
         self.mode.currentTextChanged.connect(self._mode_changed)
@@ -535,7 +543,8 @@ class JointPanel(QtWidgets.QWidget):
             on = text is not None and name in names
             for w in (row.mode, row.law, row.params):
                 w.setEnabled(not on)
-            row.name_label.setText(f"<b>{name}</b>" + (f"<br><small>{text}</small>" if on else ""))
+            row.note.setText(text if on else "")
+            row.note.setVisible(on)
 
     def show_state(self, snap, running):
         for row in self.rows.values():

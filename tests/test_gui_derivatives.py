@@ -118,14 +118,17 @@ def test_lqr_keeps_the_cart_pole_upright_after_a_push(qtbot, window, tmp_path):
     from app.derivtools import LQRLaw, LQR_NOTE
     rows = window.joints.rows
     cart, pole = (j.name for j in window.model.joints)
-    assert LQR_NOTE in rows[cart].name_label.text() and not rows[cart].law.isEnabled()
-    assert LQR_NOTE not in rows[pole].name_label.text() and rows[pole].law.isEnabled()
+    note = rows[cart].note
+    assert note.text() == LQR_NOTE and note.isVisible() and not rows[cart].law.isEnabled()
+    # the whole note shows (it was once cut to the name column's width: "LQR dri")
+    assert note.fontMetrics().horizontalAdvance(LQR_NOTE) <= note.contentsRect().width(), note.width()
+    assert not rows[pole].note.isVisible() and rows[pole].law.isEnabled()
     # switched off: the simulator gets back what it had before (no Python controller: the panel's
     # input laws run compiled again), and the panel's rows are back to normal
     assert window.worker.sim.controller.previous is None
     window.lqr_dialog.switch_off()
     qtbot.waitUntil(lambda: window.worker.sim.controller is None, timeout=3000)
-    assert LQR_NOTE not in rows[cart].name_label.text() and rows[cart].law.isEnabled()
+    assert not rows[cart].note.isVisible() and rows[cart].law.isEnabled()
 
 
 def test_without_lqr_the_pushed_cart_pole_falls(qtbot, window):
