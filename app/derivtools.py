@@ -337,8 +337,33 @@ def _mark_joints(win, names):
         panel.show_driver(names, LQR_NOTE if names else None)
 
 
+def coordinate_units(model):
+    """'rad' or 'm' for each velocity coordinate (the unit of a tangent-space step of q)."""
+    from app.recorder import _unit
+    out = []
+    for j in model.joints:
+        out += ["m" if _unit(j.kind, "vel", k) == "m/s" else "rad" for k in range(j.nv)]
+    return out
+
+
+def sensitivity_titles(model, k, what, name):
+    """Titles of the two rows of the sensitivity view for coordinate k's output (`what`: 'ddq',
+    'tau' or 'ddq (loops closed)'; `name`: the coordinate's), each with its unit: the output's per
+    the unit of q_j or dq_j (the columns mix 'rad' and 'm' when the model has both kinds)."""
+    units = coordinate_units(model)
+    lin = units[k] == "m"
+    num = ("N" if lin else "N·m") if what == "tau" else ("m/s²" if lin else "rad/s²")
+    kinds = sorted(set(units))
+    den_q = " or ".join(kinds)
+    den_v = " or ".join(f"{u}/s" for u in kinds)
+    y = f"{what.split(' ')[0]}[{name}]"
+    return (f"∂{y}/∂q_j ({num} per {den_q})", f"∂{y}/∂(dq_j) ({num} per {den_v})")
+
+
 class SensitivityDock(QtWidgets.QDockWidget):
-    """Bar chart of the chosen joint's row of the derivatives at the live state."""
+    """The chosen joint's row of the derivatives at the live state: two bar rows, d/dq (blue) and
+    d/d(dq) (vermillion), each with its own scale and unit (they differ: per rad and per rad/s,
+    named in the caption above in the bars' colours), on the plots' white ground."""
 
     PERIOD_MS = 200
 
@@ -346,6 +371,7 @@ class SensitivityDock(QtWidgets.QDockWidget):
         super().__init__("Sensitivity", win)
         self.setObjectName("sensitivity")
         import pyqtgraph as pg
+        from app.plotstyle import PALETTE
         self.win = win
         self.e = win.e
         body = QtWidgets.QWidget()
@@ -356,15 +382,33 @@ class SensitivityDock(QtWidgets.QDockWidget):
         row.addWidget(self.joint_box, 1)
         lay.addLayout(row)
         self.title = QtWidgets.QLabel("")
+        self.title.setWordWrap(True)
+        self.title.setTextFormat(QtCore.Qt.TextFormat.RichText)
         lay.addWidget(self.title)
-        self.plot = pg.PlotWidget()
-        self.plot.showGrid(y=True, alpha=0.3)
-        self.plot.addLegend()
-        self.bars_q = pg.BarGraphItem(x=[], height=[], width=0.4, brush=(60, 110, 200), name="d/dq")
-        self.bars_v = pg.BarGraphItem(x=[], height=[], width=0.4, brush=(230, 140, 40), name="d/d(dq)")
-        self.plot.addItem(self.bars_q)
-        self.plot.addItem(self.bars_v)
-        lay.addWidget(self.plot, 1)
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.setBackground("w")
+        self.glw.setMinimumHeight(170)       # two rows of bars that read (the dock was 40 px a row)
+        self.plot_q = self.glw.addPlot(row=0, col=0)
+        self.plot_v = self.glw.addPlot(row=1, col=0)
+        self.plot_v.setXLink(self.plot_q)
+        self.plot_q.getAxis("bottom").setStyle(showValues=False)    # the joints are named once, below
+        self.plot_q.setLabel("left", "∂/∂q")
+        self.plot_v.setLabel("left", "∂/∂dq")
+        self._colours = PALETTE[:2]
+        self.bars_q = pg.BarGraphItem(x=[], height=[], width=0.6, brush=PALETTE[0], pen=None)
+        self.bars_v = pg.BarGraphItem(x=[], height=[], width=0.6, brush=PALETTE[1], pen=None)
+        for plot, bars in ((self.plot_q, self.bars_q), (self.plot_v, self.bars_v)):
+            plot.showGrid(y=True, alpha=0.3)
+            plot.addItem(bars)
+            plot.addLine(y=0, pen=pg.mkPen("k", width=1))
+            plot.setMouseEnabled(x=False, y=False)
+            plot.hideButtons()
+            for name in ("left", "bottom"):
+                ax = plot.getAxis(name)
+                ax.setPen(pg.mkPen("k"))
+                ax.setTextPen(pg.mkPen("k"))
+            plot.getAxis("left").setWidth(64)      # both rows' zero lines and bars aligned
+        lay.addWidget(self.glw, 1)
         self.setWidget(body)
         self.row_q = self.row_v = None
         self.model = None
@@ -379,8 +423,10 @@ class SensitivityDock(QtWidgets.QDockWidget):
         for k in range(model.nv):
             j = next(j for j in model.joints if j.idx_v <= k < j.idx_v + j.nv)
             self.joint_box.addItem(j.name if j.nv == 1 else f"{j.name}[{k - j.idx_v}]", k)
-        ax = self.plot.getAxis("bottom")
-        ax.setTicks([[(k, self.joint_box.itemText(k)) for k in range(model.nv)]])
+        ticks = [[(k, self.joint_box.itemText(k)) for k in range(model.nv)]]
+        for plot in (self.plot_q, self.plot_v):
+            plot.getAxis("bottom").setTicks(ticks)
+            plot.setXRange(-0.5, model.nv - 0.5, padding=0.02)
 
     def rows(self, snap, k):
         """(row of d(out)/dq, row of d(out)/d(dq), what out is) for coordinate k at the snapshot."""
@@ -406,10 +452,13 @@ class SensitivityDock(QtWidgets.QDockWidget):
             snap = w.snapshot()
             self.row_q, self.row_v, what = self.rows(snap, k)
             x = np.arange(self.model.nv)
-            self.bars_q.setOpts(x=x - 0.2, height=self.row_q)
-            self.bars_v.setOpts(x=x + 0.2, height=self.row_v)
-            self.title.setText(f"d {what}[{self.joint_box.currentText()}] / dq_j (blue) and / d(dq_j) (orange), "
-                               f"t = {snap.t:.2f} s")
+            self.bars_q.setOpts(x=x, height=self.row_q)
+            self.bars_v.setOpts(x=x, height=self.row_v)
+            name = self.joint_box.currentText()
+            self.titles = sensitivity_titles(self.model, k, what, name)
+            cq, cv = self._colours
+            self.title.setText(f"<span style='color:{cq}'>■ {self.titles[0]}</span><br>"
+                               f"<span style='color:{cv}'>■ {self.titles[1]}</span><br>at t = {snap.t:.2f} s")
         except Exception as exc:
             self.timer.stop()
             self.win.report_exception(exc)

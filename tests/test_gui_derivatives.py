@@ -136,7 +136,7 @@ def test_without_lqr_the_pushed_cart_pole_falls(qtbot, window):
     assert worst > 1.0, "the control run must be able to fail: the pole should fall without LQR"
 
 
-def test_sensitivity_view_shows_the_joint_row_live(qtbot, window, engine_mod):
+def test_sensitivity_view_shows_the_joint_row_live(qtbot, window, engine_mod, tmp_path):
     pend = _load("double_pendulum")
     q0 = np.array([0.4, -0.7])
     install(qtbot, window, pend, q0=q0, running=False)
@@ -150,11 +150,20 @@ def test_sensitivity_view_shows_the_joint_row_live(qtbot, window, engine_mod):
     assert np.allclose(dock.row_q, da_dq[1], rtol=1e-12, atol=1e-12)
     assert np.allclose(dock.row_v, da_dv[1], rtol=1e-12, atol=1e-12)
     assert np.allclose(dock.bars_q.opts["height"], da_dq[1])
+    # two rows, each with its own unit (per rad and per rad/s) named in the caption, on the plots'
+    # white ground, tall enough to read
+    assert dock.titles == ("∂ddq[joint2]/∂q_j (rad/s² per rad)", "∂ddq[joint2]/∂(dq_j) (rad/s² per rad/s)")
+    assert all(t in dock.title.text() for t in dock.titles)
+    assert dock.glw.backgroundBrush().color().name() == "#ffffff"
+    assert min(p.vb.sceneBoundingRect().height() for p in (dock.plot_q, dock.plot_v)) > 45
     # live: running changes the state, and the bars follow
     window.set_running(True)
     wait_snapshot(qtbot, window, lambda s: s.t > snap.t + 0.2)
     old = dock.row_q.copy()
     qtbot.waitUntil(lambda: not np.allclose(dock.row_q, old), timeout=5000)
+    window.set_running(False)
+    settle(qtbot, window)
+    _save(window, tmp_path, "sensitivity.png", dock)
 
 
 def test_lqr_balances_the_acrobot_with_its_elbow_motor(qtbot, window):
