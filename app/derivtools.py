@@ -339,10 +339,10 @@ def _mark_joints(win, names):
 
 def coordinate_units(model):
     """'rad' or 'm' for each velocity coordinate (the unit of a tangent-space step of q)."""
-    from app.recorder import _unit
+    from app.recorder import coordinate_unit
     out = []
     for j in model.joints:
-        out += ["m" if _unit(j.kind, "vel", k) == "m/s" else "rad" for k in range(j.nv)]
+        out += ["m" if coordinate_unit(j.kind, "vel", k) == "m/s" else "rad" for k in range(j.nv)]
     return out
 
 

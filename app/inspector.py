@@ -9,6 +9,32 @@ import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
 ROWS = ("q", "dq", "ddq", "tau", "V", "dV", "eta", "S", "F", "Ih", "Bh", "Pi", "beta", "Psi")
+JOINT_UNITS = {"q": "pos", "dq": "vel", "ddq": "acc", "tau": "eff"}
+
+
+def joint_space_unit(joint, key):
+    """The unit of joint-space quantity `key` (q, dq, ddq, tau, Psi) for this joint: one unit
+    ('rad', 'N·m', ...) when its coordinates share one, else one per coordinate ('m, m, rad' for a
+    planar joint's q as 'm ×2, rad', a free joint's as 'm ×3, quaternion'); None when there is
+    nothing to say better than the general text."""
+    from app.recorder import coordinate_unit
+    if key == "Psi":
+        lin = {coordinate_unit(joint.kind, "vel", k) == "m/s" for k in range(joint.nv)}
+        return None if len(lin) != 1 else ("1/kg" if lin.pop() else "1/(kg·m²)")
+    n = joint.nq if key == "q" else joint.nv
+    units = [coordinate_unit(joint.kind, JOINT_UNITS[key], k) for k in range(n)]
+    if not units:
+        return None
+    runs = []                         # (unit, count) of consecutive coordinates
+    for u in units:
+        if runs and runs[-1][0] == u:
+            runs[-1][1] += 1
+        else:
+            runs.append([u, 1])
+    if len(runs) == 1 and runs[0][0]:
+        return runs[0][0].replace("^2", "²")
+    return ", ".join(("quaternion" if not u else u.replace("^2", "²") + (f" ×{c}" if c > 1 else ""))
+                     for u, c in runs)
 
 
 def fmt_value(x):
@@ -78,6 +104,7 @@ class InspectorPanel(QtWidgets.QWidget):
         self.values = None        # the selected body's values (body frame) as last shown
         self._teaching = None
         self._sized = None
+        self._unit_joint = None   # the joint whose units the joint-space rows show
 
     # ------------------------------------------------------------------ model and selection
     def _label_rows(self):
@@ -95,6 +122,7 @@ class InspectorPanel(QtWidgets.QWidget):
         if self.symbols is None:
             self._label_rows()
         self.model = model
+        self._unit_joint = None
         self.body = None
         self.values = None
         self.tree.blockSignals(True)
@@ -148,6 +176,11 @@ class InspectorPanel(QtWidgets.QWidget):
         i = self.model.body_names.index(self.body) + 1
         j = [jj for jj in self.model.joints if jj.body == i][0]
         mode = "acceleration prescribed" if t.prescribed[j.idx_v] else "torque given"
+        if self._unit_joint is not j:        # the joint-space rows in this joint's own units
+            self._unit_joint = j
+            for r, key in enumerate(ROWS):
+                if key in JOINT_UNITS or key == "Psi":
+                    self.table.item(r, 2).setText(joint_space_unit(j, key) or self.symbols[key][2])
         self.title.setText(f"{self.body} (body {i}): joint {j.name}, {j.kind}, {mode} — t = {t.t:.3f} s, "
                            f"{'world' if self.world else 'body'} frame")
         Tw = vals["T_world"]

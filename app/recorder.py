@@ -65,7 +65,7 @@ class SampleLayout:
             for j in model.joints:
                 n = getattr(j, size_of)
                 names += [f"{prefix}:{j.name}"] if n == 1 else [f"{prefix}:{j.name}[{k}]" for k in range(n)]
-                units += [_unit(j.kind, unit, k) for k in range(n)]
+                units += [coordinate_unit(j.kind, unit, k) for k in range(n)]
         names += ["energy:kinetic", "energy:potential", "energy:total"]
         units += ["J", "J", "J"]
         names += [f"wrench:{c}" for c in self.WRENCH_LABELS]
@@ -95,7 +95,9 @@ class SampleLayout:
                 if n == f"{quantity}:{joint}" or n.startswith(f"{quantity}:{joint}[")]
 
 
-def _unit(kind, what, k):
+def coordinate_unit(kind, what, k):
+    """The unit of coordinate k of a joint of this kind: what = 'pos' (q; '' for a quaternion's
+    components), 'vel', 'acc' or 'eff'."""
     linear = kind == "prismatic" or (kind == "free" and ((what == "pos" and k < 3) or (what != "pos" and k >= 3))) \
         or (kind == "planar" and k < 2)
     if kind in ("spherical",) and what == "pos":

@@ -133,6 +133,11 @@ def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_m
     # units and Kim's symbols
     rows = [ins.table.item(r, 0).text() for r in range(ins.table.rowCount())]
     assert "V̇_i" in rows and "Π_i" in rows and "β_i" in rows and "Î_i" in rows
+    # the joint-space rows in the selected joint's own units (a revolute joint: not "rad or m")
+    from app.inspector import ROWS
+    units = {key: ins.table.item(r, 2).text() for r, key in enumerate(ROWS)}
+    assert (units["q"], units["dq"], units["ddq"], units["tau"], units["Psi"]) == \
+        ("rad", "rad/s", "rad/s²", "N·m", "1/(kg·m²)"), units
     # world frame: the twist is Ad_T V, equal to the world Jacobian times v
     ins.frame_box.setCurrentIndex(1)
     Vw = e.jacobian(pendulum, snap.q, "link2", frame="world") @ snap.v
