@@ -81,6 +81,7 @@ class ContactUI(QtCore.QObject):
         self.model = None
         self.overlay = None
         self._marked = set()
+        self._past = False       # the marks say "past its limit" (the limits are off)
         sm, vm = win.sim_menu, win.view_menu
         sm.addSeparator()
         self.act_ground = action(win, sm, "Ground &Contact", self.set_ground, checkable=True, checked=False,
@@ -239,13 +240,14 @@ class ContactUI(QtCore.QObject):
         self.overlay.draw(snap, scene, self.act_arrows.isChecked())
 
     def show_state(self, snap):
-        """The panel tick: mark the joints sitting on a limit."""
+        """The panel tick: mark the joints sitting on a limit (with the limits off: past it)."""
         now = set(snap.on_limit)
-        if now == self._marked:
+        past = not snap.joint_limits
+        if now == self._marked and past == self._past:
             return
         rows = self.win.joints.rows
-        for name in now ^ self._marked:
+        for name in (now ^ self._marked if past == self._past else now | self._marked):
             row = rows.get(name)
             if row is not None and hasattr(row, "set_on_limit"):
-                row.set_on_limit(name in now)
-        self._marked = now
+                row.set_on_limit(name in now, past)
+        self._marked, self._past = now, past

@@ -308,14 +308,18 @@ class JointRow(QtCore.QObject):
         if emit:
             self.changed.emit(self.joint.name, inp)
 
-    def set_on_limit(self, on):
-        """Mark the joint's name while it sits on a limit (app/contactui.py calls it)."""
+    def set_on_limit(self, on, past=False):
+        """Mark the joint's name while it sits on a limit (app/contactui.py calls it); past: the
+        joint limits are off and the joint is at or beyond its range (another colour, and the
+        tooltip says so: it is not held there)."""
         self.on_limit = bool(on)
-        css = "background: #ffb347; border-radius: 3px;" if on else ""
-        if self.name_label.styleSheet() != css:
+        css = f"background: {'#f4a6a6' if past else '#ffb347'}; border-radius: 3px;" if on else ""
+        tip = f"{self.joint.kind} joint, {self.joint.nv} coordinate(s)"
+        if on:
+            tip += ": at or past its limit (joint limits are off: nothing holds it)" if past else ": on its limit"
+        if self.name_label.styleSheet() != css or self.name_label.toolTip() != tip:
             self.name_label.setStyleSheet(css)
-            self.name_label.setToolTip(f"{self.joint.kind} joint, {self.joint.nv} coordinate(s)"
-                                       + (": on its limit" if on else ""))
+            self.name_label.setToolTip(tip)
 
     # ------------------------------------------------------------------ pose and readout
     def _slid(self, k):

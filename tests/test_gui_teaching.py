@@ -351,4 +351,12 @@ def test_energy_balance_plot_is_flat(qtbot, window, tmp_path):
     assert rows[-1, L.dissipated] > 0
     assert np.ptp(bal) < 1e-6 * scale, (np.ptp(bal), scale)
     window.plots.refresh(force=True)
+    # with the limits off the arm falls past two of them: the joint panel marks those joints, and
+    # says they are past a limit nothing enforces (not "on its limit")
+    snap = window.worker.snapshot()
+    assert snap.on_limit and not snap.joint_limits
+    window.contact.show_state(snap)
+    for name in snap.on_limit:
+        tip = window.joints.rows[name].name_label.toolTip()
+        assert "joint limits are off" in tip and "on its limit" not in tip, (name, tip)
     save(window, tmp_path, "energy_balance")
