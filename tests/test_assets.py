@@ -142,6 +142,10 @@ def _to_pin(model, pm, q):
             qp[pq + 3:pq + 7] = (x, y, z, w)
             perm[pv:pv + 3] = np.arange(j.idx_v + 3, j.idx_v + 6)   # Pinocchio: linear first
             perm[pv + 3:pv + 6] = np.arange(j.idx_v, j.idx_v + 3)
+        elif pm.joints[jid].nq == 2:        # URDF continuous: Pinocchio's unbounded revolute (cos, sin)
+            assert j.nq == 1 and j.kind == "revolute", j.name
+            qp[pq:pq + 2] = np.cos(q[j.idx_q]), np.sin(q[j.idx_q])
+            perm[pv] = j.idx_v
         else:
             assert j.nq == 1 and pm.joints[jid].nq == 1, j.name
             qp[pq] = q[j.idx_q]
@@ -155,7 +159,10 @@ def test_loads_and_agrees_with_pinocchio(name, models):
     pm = _pin_model(name)
     dof, mass = EXPECTED[name]
     assert model.nv == dof == pm.nv
-    assert model.nq == pm.nq
+    # Pinocchio keeps an unbounded (URDF continuous) revolute joint as (cos, sin): one more each
+    unbounded = sum(1 for j in model.joints if pm.joints[pm.getJointId(j.name)].nq == 2)
+    assert model.nq == pm.nq - unbounded
+    assert unbounded == sum(1 for j in model.joints if j.kind == "revolute" and not np.isfinite(j.upper).all())
     assert model.description["title"] == CATALOG[name]["title"]
     pin_mass = sum(pm.inertias[i].mass for i in range(pm.njoints))
     assert model.mass == pytest.approx(pin_mass, rel=1e-9)

@@ -68,10 +68,10 @@ Hanging straight down at q = 0. No damping or friction: a conservative system.
     r.link("link2", box(m, (w, d, L), (0, 0, -L / 2), color="orange"),
            cylinder(0.0, 0.018, 0.04, (0, 0, 0), axis="y", color="steel"))
     r.link("tip", sphere(0.0, 0.02, color="dark"))
-    r.joint("joint1", "revolute", "base", "link1", (0, 0, 1.5), axis=(0, 1, 0),
-            lower=-2 * PI, upper=2 * PI, effort=20, velocity=30)
-    r.joint("joint2", "revolute", "link1", "link2", (0, 0.025, -L), axis=(0, 1, 0),
-            lower=-2 * PI, upper=2 * PI, effort=20, velocity=30)
+    r.joint("joint1", "continuous", "base", "link1", (0, 0, 1.5), axis=(0, 1, 0),
+            effort=20, velocity=30)
+    r.joint("joint2", "continuous", "link1", "link2", (0, 0.025, -L), axis=(0, 1, 0),
+            effort=20, velocity=30)
     r.joint("tip_joint", "fixed", "link2", "tip", (0, 0, -L))
     return r, {
         "title": "Double pendulum",
@@ -95,8 +95,8 @@ Hanging straight down at q = 0. No damping: the period at small amplitude is clo
     r.link("arm", cylinder(mr, 0.006, Lr, (0, 0, -Lr / 2), color="steel"),
            sphere(mb, R, (0, 0, -1.0), color="red"),
            cylinder(0.0, 0.018, 0.04, (0, 0, 0), axis="y", color="dark"))
-    r.joint("pivot", "revolute", "base", "arm", (0, 0, 1.5), axis=(0, 1, 0),
-            lower=-2 * PI, upper=2 * PI, effort=30, velocity=20)
+    r.joint("pivot", "continuous", "base", "arm", (0, 0, 1.5), axis=(0, 1, 0),
+            effort=30, velocity=20)
     return r, {
         "title": "Single pendulum",
         "demonstrates": "The simplest dynamics: period vs amplitude, energy exchange between "
@@ -124,10 +124,10 @@ No damping: with zero elbow torque the system is conservative.
     r.link("link2", box(1.0, (0.04, 0.025, L), (0, 0, -L / 2), color="yellow"),
            cylinder(0.0, 0.02, 0.05, (0, 0, 0), axis="y", color="steel"))
     r.link("tip", sphere(0.0, 0.025, color="dark"))
-    r.joint("shoulder", "revolute", "base", "link1", (0, 0, 2.2), axis=(0, 1, 0),
-            lower=-2 * PI, upper=2 * PI, effort=0, velocity=20)
-    r.joint("elbow", "revolute", "link1", "link2", (0, 0.09, -L), axis=(0, 1, 0),
-            lower=-2 * PI, upper=2 * PI, effort=15, velocity=20)
+    r.joint("shoulder", "continuous", "base", "link1", (0, 0, 2.2), axis=(0, 1, 0),
+            effort=0, velocity=20)
+    r.joint("elbow", "continuous", "link1", "link2", (0, 0.09, -L), axis=(0, 1, 0),
+            effort=15, velocity=20)
     r.joint("tip_joint", "fixed", "link2", "tip", (0, 0, -L))
     return r, {
         "title": "Acrobot",
@@ -157,8 +157,8 @@ The cart has light viscous friction on its rail; the pole bearing is frictionles
     r.link("pole_tip", sphere(0.0, 0.02, color="dark"))
     r.joint("slider", "prismatic", "rail", "cart", (0, 0, 0.56), axis=(1, 0, 0),
             lower=-1.0, upper=1.0, effort=40, velocity=5, damping=0.2)
-    r.joint("hinge", "revolute", "cart", "pole", (0, 0.1, 0), axis=(0, 1, 0),
-            lower=-2 * PI, upper=2 * PI, effort=0, velocity=30)
+    r.joint("hinge", "continuous", "cart", "pole", (0, 0.1, 0), axis=(0, 1, 0),
+            effort=0, velocity=30)
     r.joint("pole_tip_joint", "fixed", "pole", "pole_tip", (0, 0, L))
     return r, {
         "title": "Cart-pole",
