@@ -29,6 +29,21 @@ def linkage(name):
     return catalog.load_model(name)
 
 
+def limited(name):
+    """A shipped linkage with its continuous joints given +-2 pi limits (the limits the shipped
+    files had): the tests of joint limits composed with loops run these mechanisms into them."""
+    import re
+    path, _ = catalog.find_model(name)
+    with open(path) as f:
+        text = f.read()
+    text, n = re.subn(r'type="continuous">(.*?)<limit ', r'type="revolute">\1<limit lower="-6.28318531" '
+                      r'upper="6.28318531" ', text, flags=re.S)
+    assert n > 0, f"{name} has no continuous joint"
+    model = engine.load_urdf_string(text, filename=str(path))
+    model.description = catalog.load_model(name).description
+    return model
+
+
 def random_rotation(rng):
     q = rng.normal(size=4)
     return engine.spatial.quat_to_rot(q / np.linalg.norm(q))

@@ -194,7 +194,8 @@ def test_point_and_weld_closures_match_pinocchio(seed, rng):
 
 
 class _UrdfPair:
-    """A shipped linkage as (engine model, Pinocchio model from the same URDF): every joint 1-dof."""
+    """A shipped linkage as (engine model, Pinocchio model from the same URDF): every joint 1-dof
+    (Pinocchio keeps a continuous one's angle as (cos, sin))."""
 
     def __init__(self, name):
         import pinocchio as pin
@@ -207,11 +208,18 @@ class _UrdfPair:
         self.pin_frame[self.model.ground_name] = (0, np.eye(4))
 
     def q_to_pin(self, x):
+        """Pinocchio's q: a continuous (unbounded) joint's angle as (cos, sin)."""
+        out = np.zeros(self.pmodel.nq)
+        for j in self.model.joints:
+            pj = self.pmodel.joints[self.pmodel.getJointId(j.name)]
+            th = x[j.idx_q]
+            out[pj.idx_q:pj.idx_q + pj.nq] = (np.cos(th), np.sin(th)) if pj.nq == 2 else (th,)
+        return out
+
+    def v_to_pin(self, x):
         out = np.zeros(self.pmodel.nv)
         out[self.idx] = x
         return out
-
-    v_to_pin = q_to_pin
 
     def v_from_pin(self, x):
         return np.asarray(x)[self.idx]

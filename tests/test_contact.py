@@ -411,7 +411,8 @@ def test_limits_compose_with_a_closed_loop():
     stops there, the loop stays closed (its multipliers absorb the limit impulse) and no joint
     passes a limit. The loop brings the rod onto its -2 pi limit at the same moment, so the
     stopping torque may sit on either limit (how it splits is statically indeterminate)."""
-    m = catalog.load_model("slider_crank")
+    from loop_models import limited
+    m = limited("slider_crank")       # the shipped crank turns freely: limited to +-2 pi here
     q, v = catalog.initial_state(m)
     sim = Simulator(m, dt=1e-3, q=q, v=v, joint_limits=True)
     sim.tau_cmd[m.v_slice("crank")] = 2.0

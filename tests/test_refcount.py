@@ -25,7 +25,10 @@ warnings.simplefilter("ignore")
 
 leg = load_model("closed_chain_leg")
 disk = load_model("rolling_disk")
-four = load_model("four_bar")           # a loop with joint limits: the compiled contact step with loops
+import sys
+sys.path.insert(0, "tests")
+from loop_models import limited
+four = limited("four_bar")              # a loop with joint limits: the compiled contact step with loops
 hum = load_model("humanoid")
 quad = load_model("quadruped")
 

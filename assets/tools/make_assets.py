@@ -575,10 +575,12 @@ No damping: with zero torques the energy is conserved.
     r.link("crank", *_bar(0.15, a, "red", width=0.035, thick=0.012))
     r.link("coupler", *_bar(0.35, b, "blue"))
     r.link("rocker", *_bar(0.30, c, "orange"))
-    lim = dict(lower=-2 * PI, upper=2 * PI, velocity=30)
-    r.joint("crank", "revolute", "base", "crank", (0, 0, H), axis=AXIS_CCW, effort=10, **lim)
-    r.joint("coupler", "revolute", "crank", "coupler", (a, yc, 0), axis=AXIS_CCW, effort=0, **lim)
-    r.joint("rocker", "revolute", "base", "rocker", (d, 0, H), axis=AXIS_CCW, effort=0, **lim)
+    # continuous: the crank turns fully, and so does the coupler relative to it (a +-2 pi limit there
+    # stopped the passive coupler once a turn, a 6 kN·m spike in the loop force the lesson plots)
+    lim = dict(velocity=30)
+    r.joint("crank", "continuous", "base", "crank", (0, 0, H), axis=AXIS_CCW, effort=10, **lim)
+    r.joint("coupler", "continuous", "crank", "coupler", (a, yc, 0), axis=AXIS_CCW, effort=0, **lim)
+    r.joint("rocker", "continuous", "base", "rocker", (d, 0, H), axis=AXIS_CCW, effort=0, **lim)
     r.loop("closure", "planar", frame_a=("coupler", (b, 0, 0)), frame_b=("rocker", (c, yc, 0)), directions=PLANE)
     # initial state: crank at 60 degrees turning at 3 rad/s, the open (upper) assembly
     th2, w2 = 60 * DEG, 3.0
@@ -623,9 +625,9 @@ position along x, 0.2 to 0.36 m). The tree is cut at the piston pin, closed by t
     r.link("rod", *_bar(0.15, L, "blue", width=0.02, thick=0.01))
     r.link("piston", cylinder(0.4, 0.038, 0.07, (0.0, 0.0, 0.0), axis="x", color="brass"),
            cylinder(0.0, 0.008, 0.05, (0, yr / 2, 0), axis="y", color="steel"))
-    lim = dict(lower=-2 * PI, upper=2 * PI, velocity=60)
-    r.joint("crank", "revolute", "base", "crank", (0, 0, H), axis=AXIS_CCW, effort=10, **lim)
-    r.joint("rod", "revolute", "crank", "rod", (rc, yr, 0), axis=AXIS_CCW, effort=0, **lim)
+    lim = dict(velocity=60)       # the crank turns fully, the rod too relative to it: no limits
+    r.joint("crank", "continuous", "base", "crank", (0, 0, H), axis=AXIS_CCW, effort=10, **lim)
+    r.joint("rod", "continuous", "crank", "rod", (rc, yr, 0), axis=AXIS_CCW, effort=0, **lim)
     r.joint("slider", "prismatic", "base", "piston", (0, 0, H), axis=(1, 0, 0), lower=L - rc - 0.02,
             upper=L + rc + 0.02, effort=0, velocity=10)
     r.loop("piston_pin", "planar", frame_a=("rod", (L, 0, 0)), frame_b=("piston", (0, yr, 0)), directions=PLANE)
