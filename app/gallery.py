@@ -123,6 +123,9 @@ class Gallery(QtWidgets.QWidget):
         e = self.entries.get(name)
         if e is None:
             return
+        self._show_entry(name, e)
+
+    def _show_entry(self, name, e):
         kind = e.get("kind", "model")
         self.open_button.setText("Open selected lesson" if kind == "lesson" else "Open selected model")
         parts = [f"<h3>{html.escape(e.get('title') or name)}</h3>"]
@@ -161,7 +164,10 @@ class Gallery(QtWidgets.QWidget):
     def _open_current(self):
         self._activate(self.list.currentItem())
 
-    def select(self, name):
+    def select(self, name, fallback=None):
+        """Select and describe the entry `name`. Not listed (a model opened from a file): no
+        selection, and the entry-like dict `fallback` (title, notes, dof, mass, path) is described
+        instead, so the panel does not stay blank or keep describing another model."""
         for i in range(self.list.count()):
             it = self.list.item(i)
             if it.data(ROLE_NAME) == name:
@@ -170,3 +176,8 @@ class Gallery(QtWidgets.QWidget):
                 self.list.blockSignals(False)
                 self._describe(it)
                 return
+        if fallback is not None:
+            self.list.blockSignals(True)
+            self.list.setCurrentItem(None)
+            self.list.blockSignals(False)
+            self._show_entry(name, fallback)

@@ -391,7 +391,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loading = None
         title = (model.description or {}).get("title") or model.name
         self.setWindowTitle(f"JointLab — {title}")
-        self.gallery.select((model.description or {}).get("name", src))
+        floating = bool(model.joints) and model.joints[0].kind == "free"
+        self.gallery.select((model.description or {}).get("name", src), fallback=dict(
+            title=title, notes="Not in the gallery: opened from a file or built in code.", dof=model.nv,
+            mass=round(model.mass, 3), floating_base=floating, path=src if os.path.isfile(src) else None))
         if os.path.isfile(src):
             self._add_recent(os.path.abspath(src))
         for w in dict.fromkeys(load_warnings):     # each warning once

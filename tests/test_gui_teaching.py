@@ -105,6 +105,10 @@ def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_m
     qtbot.waitUntil(lambda: window.view.isExposed() and len(window.view.frame_times) > 0, timeout=10000)
     window.set_running(False)
     wait_snapshot(qtbot, window, lambda s: not s.running)
+    # a model that is not in the gallery: the description panel says what is loaded (it stayed blank)
+    described = window.gallery.text.toPlainText()
+    assert pendulum.name in described and "Not in the gallery" in described and "2 velocity" in described
+    assert window.gallery.list.currentItem() is None
     # paused at a known state: the arrows checked below then have their lengths whatever the time the
     # simulation ran before the pause (a pause near a turning point once left V's arrow 7 pixels long)
     q_set, v_set = np.array([0.4, -0.5]), np.array([1.5, -2.0])
