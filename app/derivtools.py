@@ -337,25 +337,22 @@ def _mark_joints(win, names):
         panel.show_driver(names, LQR_NOTE if names else None)
 
 
-def coordinate_units(model):
-    """'rad' or 'm' for each velocity coordinate (the unit of a tangent-space step of q)."""
+def coordinate_units(model, what):
+    """The unit of each velocity coordinate's `what` ('vel', 'acc' or 'eff'; recorder's table)."""
     from app.recorder import coordinate_unit
-    out = []
-    for j in model.joints:
-        out += ["m" if coordinate_unit(j.kind, "vel", k) == "m/s" else "rad" for k in range(j.nv)]
-    return out
+    return [coordinate_unit(j.kind, what, k) for j in model.joints for k in range(j.nv)]
 
 
-def sensitivity_titles(model, k, what, name):
+def sensitivity_titles(units, k, what, name):
     """Titles of the two rows of the sensitivity view for coordinate k's output (`what`: 'ddq',
     'tau' or 'ddq (loops closed)'; `name`: the coordinate's), each with its unit: the output's per
-    the unit of q_j or dq_j (the columns mix 'rad' and 'm' when the model has both kinds)."""
-    units = coordinate_units(model)
-    lin = units[k] == "m"
-    num = ("N" if lin else "N·m") if what == "tau" else ("m/s²" if lin else "rad/s²")
-    kinds = sorted(set(units))
-    den_q = " or ".join(kinds)
-    den_v = " or ".join(f"{u}/s" for u in kinds)
+    the unit of q_j or dq_j (the columns mix 'rad' and 'm' when the model has both kinds). units:
+    {'vel', 'acc', 'eff': coordinate_units(model, that)}, taken once per model."""
+    from app.plotstyle import pretty_unit
+    num = pretty_unit(units["eff" if what == "tau" else "acc"][k])
+    rates = sorted(set(units["vel"]))                        # 'rad/s', 'm/s'
+    den_q = " or ".join(u[:-len("/s")] for u in rates)
+    den_v = " or ".join(rates)
     y = f"{what.split(' ')[0]}[{name}]"
     return (f"∂{y}/∂q_j ({num} per {den_q})", f"∂{y}/∂(dq_j) ({num} per {den_v})")
 
@@ -419,6 +416,7 @@ class SensitivityDock(QtWidgets.QDockWidget):
 
     def _set_model(self, model):
         self.model = model
+        self.units = {w: coordinate_units(model, w) for w in ("vel", "acc", "eff")}
         self.joint_box.clear()
         for k in range(model.nv):
             j = next(j for j in model.joints if j.idx_v <= k < j.idx_v + j.nv)
@@ -455,7 +453,7 @@ class SensitivityDock(QtWidgets.QDockWidget):
             self.bars_q.setOpts(x=x, height=self.row_q)
             self.bars_v.setOpts(x=x, height=self.row_v)
             name = self.joint_box.currentText()
-            self.titles = sensitivity_titles(self.model, k, what, name)
+            self.titles = sensitivity_titles(self.units, k, what, name)
             cq, cv = self._colours
             self.title.setText(f"<span style='color:{cq}'>■ {self.titles[0]}</span><br>"
                                f"<span style='color:{cv}'>■ {self.titles[1]}</span><br>at t = {snap.t:.2f} s")

@@ -18,6 +18,7 @@ def joint_space_unit(joint, key):
     planar joint's q as 'm ×2, rad', a free joint's as 'm ×3, quaternion'); None when there is
     nothing to say better than the general text."""
     from app.recorder import coordinate_unit
+    from app.plotstyle import pretty_unit
     if key == "Psi":
         lin = {coordinate_unit(joint.kind, "vel", k) == "m/s" for k in range(joint.nv)}
         return None if len(lin) != 1 else ("1/kg" if lin.pop() else "1/(kg·m²)")
@@ -32,9 +33,8 @@ def joint_space_unit(joint, key):
         else:
             runs.append([u, 1])
     if len(runs) == 1 and runs[0][0]:
-        return runs[0][0].replace("^2", "²")
-    return ", ".join(("quaternion" if not u else u.replace("^2", "²") + (f" ×{c}" if c > 1 else ""))
-                     for u, c in runs)
+        return pretty_unit(runs[0][0])
+    return ", ".join(("quaternion" if not u else pretty_unit(u) + (f" ×{c}" if c > 1 else "")) for u, c in runs)
 
 
 def fmt_value(x):

@@ -20,6 +20,7 @@ from PyQt6 import QtCore, QtGui, QtWidgets
 from .statusbar import ElidingStatusBar
 from .constraintpanel import ConstraintPanel
 from .contactui import ContactUI
+from .contactsim import floating
 from .gallery import Gallery, shipped_entries
 from .menus import SPEEDS, STEPS, build_menus, action, rtf_text
 from .jointpanel import JointPanel
@@ -391,10 +392,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loading = None
         title = (model.description or {}).get("title") or model.name
         self.setWindowTitle(f"JointLab — {title}")
-        floating = bool(model.joints) and model.joints[0].kind == "free"
         self.gallery.select((model.description or {}).get("name", src), fallback=dict(
             title=title, notes="Not in the gallery: opened from a file or built in code.", dof=model.nv,
-            mass=round(model.mass, 3), floating_base=floating, path=src if os.path.isfile(src) else None))
+            mass=round(model.mass, 3), floating_base=floating(model), path=src if os.path.isfile(src) else None))
         if os.path.isfile(src):
             self._add_recent(os.path.abspath(src))
         for w in dict.fromkeys(load_warnings):     # each warning once

@@ -37,14 +37,17 @@ from .constraint_deriv import constraint_derivatives
 
 
 @njit(cache=True, inline="always")
-def kkt_scratch_start(nv, nr):
-    """Where kkt_views' arrays end in the kernel's float buffer (kkt_scratch's begin)."""
-    return 3 * nr + 2 * nr * nv + 2 * nr * nr + nv * nv + 48 + 13 * nv + 84 * nv + 252
+def kkt_offsets(nv, nr):
+    """Where the parts of the kernel's float buffer end: kkt_views' arrays, kkt_scratch's floats
+    and ints (lamc, cbody, a, lam), its booleans (on, flags; the buffer's length)."""
+    k0 = 3 * nr + 2 * nr * nv + 2 * nr * nr + nv * nv + 48 + 13 * nv + 84 * nv + 252
+    k1 = k0 + 3 * nv + nr
+    return k0, k1, k1 + (4 * nv + 7) // 8
 
 
 def kkt_work_size(nv, rows):
     """Length of the float work buffer of ``constrained_derivatives`` (kkt_views, then kkt_scratch)."""
-    return kkt_scratch_start.py_func(nv, rows) + 3 * nv + rows + (4 * nv + 7) // 8
+    return kkt_offsets.py_func(nv, rows)[2]
 
 
 @njit(cache=True, inline="always")
@@ -53,9 +56,8 @@ def kkt_scratch(kw, nv, nr):
     argument instead of six: each array argument costs about 0.06 us in numba's dispatch):
     lamc, cbody (nv int64: coordinate parents, the body of each coordinate), on (2 x nv booleans),
     flags (2 nv booleans), a (nv: the constrained acceleration) and lam (nr: the multipliers)."""
-    k0 = kkt_scratch_start(nv, nr)
-    k1 = k0 + 3 * nv + nr
-    bools = kw[k1:k1 + (4 * nv + 7) // 8].view(np.bool_)
+    k0, k1, k2 = kkt_offsets(nv, nr)
+    bools = kw[k1:k2].view(np.bool_)
     return (kw[k0:k0 + nv].view(np.int64), kw[k0 + nv:k0 + 2 * nv].view(np.int64),
             bools[:2 * nv].reshape((2, nv)), bools[2 * nv:4 * nv], kw[k0 + 2 * nv:k0 + 3 * nv],
             kw[k0 + 3 * nv:k1])
