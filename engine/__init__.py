@@ -11,6 +11,8 @@ Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part firs
 (w, x, y, z); gravity (0, 0, -9.81) in the world by default.
 """
 from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
+from . import _inliner
+_inliner.apply()        # numba's IR inliner without its waste, when numba is the version it was written for
 from .errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
                      NumericalOverflow, ModelWarning, LoopFailure)
 from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed

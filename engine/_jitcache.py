@@ -16,7 +16,7 @@ import numba
 
 
 # the files that define compiled code or the record layouts it reads
-KERNEL_SOURCES = ("spatial.py", "joints.py", "layout.py", "algorithms/*.py", "steploop.py", "loopkernels.py",
+KERNEL_SOURCES = ("_inliner.py", "spatial.py", "joints.py", "layout.py", "algorithms/*.py", "steploop.py", "loopkernels.py",
                   "poses.py", "batch.py", "contactkernels.py")
 
 
