@@ -27,7 +27,14 @@ ENGINE_MODULES = ("engine.algorithms.rnea", "engine.algorithms.aba", "engine.alg
                   "engine.algorithms.crba", "engine.algorithms.kinematics", "engine.algorithms.liegroup",
                   "engine.algorithms.coriolis", "engine.poses", "engine.algorithms.frames",
                   "engine.algorithms.response", "engine.loopkernels", "engine.steploop")
-PREPARED = "jointlab: prepared "     # the child's line after each module of ENGINE_MODULES
+PREPARED = "jointlab: prepared "     # the child's line after each task of engine.warmup it finished
+# what the window needs to run a tree model through the Python step (engine.warmup.PYTHON_STEP_TASKS,
+# copied): on a cold start the model opens once these are compiled, and the compiled step loops take
+# over once the child has compiled them and the simulation stages (LOOPS_READY)
+PYTHON_STEP_TASKS = ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.liegroup",
+                     "engine.algorithms.kinematics", "engine.algorithms.rnea", "engine.algorithms.crba",
+                     "engine.poses", "engine.steploop:evaluate_laws")
+LOOPS_READY = ("engine.steploop", "engine.loopkernels", "simulation", "contact")
 
 
 def _kernel_cache_dir():
@@ -59,14 +66,16 @@ def kernels_warmed_up():
 
 WARM_MARKER = "warmed-up"          # engine/warmup.py writes it (the app must not import the engine to read it)
 CHILD_IMPORTED = "jointlab: engine imported"
-# the compiling child: import the engine (the window waits for this part), then, at low priority
-# while the session goes on, compile every kernel that compiles only at its first call
-# (it ends with the app: engine.warmup.exit_with_parent)
-CHILD_CODE = ("import sys, os, engine, engine.catalog, engine.warmup; engine.warmup.exit_with_parent(); "
-              f"engine.warmup.prepare(lambda m: print({PREPARED!r} + m, file=sys.stderr, flush=True), engine.warmup.APP_MODULES); "
+# the compiling child: compile the window's kernels in one worker process per core (the Python
+# step's first, engine.warmup.app_tasks), then, at low priority while the session goes on, every
+# other kernel (engine.warmup.run); it reports each task done, and ends with the app
+# (engine.warmup.exit_with_parent)
+CHILD_CODE = ("import sys, os, engine, engine.catalog, engine.warmup as w; w.exit_with_parent(); "
+              f"done = lambda m: print({PREPARED!r} + m, file=sys.stderr, flush=True); "
+              "w.parallel(w.default_jobs(), tasks=w.app_tasks(), on_done=done); "
               f"print({CHILD_IMPORTED!r}, file=sys.stderr, flush=True); "
               "hasattr(os, 'nice') and os.nice(10); "
-              "engine.warmup.run()")
+              "w.run(jobs=w.default_jobs(), on_done=done)")
 
 
 class EngineImport:
@@ -78,8 +87,11 @@ class EngineImport:
         self.done = threading.Event()
         self.t0 = time.perf_counter()
         self.elapsed = None
-        self.compiled = set()          # engine modules the compiling child process has finished
+        self.compiled = set()          # engine modules (warm-up tasks) the compiling child has finished
         self.child = None
+        self.python_step = False       # a cold start: the engine runs the Python step until loops_ready
+        self.loops_ready = threading.Event()    # the compiled step loops are loaded (at once on a warm start)
+        self._child_progress = threading.Condition()
         threading.Thread(target=self._run, name="jointlab-engine-import", daemon=True).start()
 
     def _run(self):
@@ -89,40 +101,80 @@ class EngineImport:
             import engine
             import engine.catalog  # noqa: F401
             import engine.warmup
-            engine.warmup.prepare(self.compiled.add, engine.warmup.APP_MODULES)   # the window's first calls' kernels
+            import engine.simulator
+            if self.child is not None and not self._finished(ENGINE_MODULES):
+                # a cold start: what the Python step needs is compiled; the rest is still compiling
+                engine.simulator.set_compiled_step(False)
+                self.python_step = True
+                engine.warmup.prepare(None, PYTHON_STEP_TASKS)
+                threading.Thread(target=self._load_loops, args=(engine,), name="jointlab-loops",
+                                 daemon=True).start()
+            else:
+                engine.warmup.prepare(self.compiled.add, engine.warmup.APP_MODULES)   # the window's first calls' kernels
+                self.loops_ready.set()
             self.engine = engine
         except BaseException as exc:   # shown in the window, never a silent failure
             self.error = exc
         self.elapsed = time.perf_counter() - self.t0
         self.done.set()
 
+    def _finished(self, tasks):
+        return all(t in self.compiled for t in tasks)
+
+    def _load_loops(self, engine):
+        """A cold start, in the background: once the child has compiled the step loops and the
+        simulation stages, load them here and let the simulations run compiled."""
+        with self._child_progress:
+            while not (self._finished(ENGINE_MODULES) and self._finished(LOOPS_READY)) and self.child_alive:
+                self._child_progress.wait(0.5)
+        try:
+            engine.warmup.prepare(None, engine.warmup.APP_MODULES)
+            engine.warmup.load_cached()
+        except Exception:         # the first compiled step would load (or compile) them itself
+            pass
+        engine.simulator.set_compiled_step(True)
+        self.loops_ready.set()
+
+    @property
+    def child_alive(self):
+        return self.child is not None and self.child.poll() is None
+
     def _compile_in_child(self):
-        """Fill the kernel cache from a child process; follow its progress (a line per module of
-        ENGINE_MODULES prepared). Returns once the child has prepared those kernels (then this
-        process loads them from the cache) and leaves the child compiling the rest
-        (engine.warmup.run) in the background."""
+        """Fill the kernel cache from a child process; follow its progress (a line per warm-up task
+        done). Returns once the child has compiled what the Python step needs (PYTHON_STEP_TASKS;
+        this process then loads them from the cache) and leaves the child compiling the rest in the
+        background, its progress followed by _drain."""
         try:
             self.child = subprocess.Popen([sys.executable, "-c", CHILD_CODE],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         except OSError:
             return                      # then the import below compiles in this process
         for line in self.child.stderr:
-            if line.strip() == CHILD_IMPORTED:
+            self._note(line)
+            if line.strip() == CHILD_IMPORTED or self._finished(PYTHON_STEP_TASKS):
                 break
-            if line.startswith(PREPARED):
-                self.compiled.add(line[len(PREPARED):].strip())
         threading.Thread(target=self._drain, name="jointlab-warmup", daemon=True).start()
 
+    def _note(self, line):
+        if line.startswith(PREPARED):
+            with self._child_progress:
+                self.compiled.add(line[len(PREPARED):].strip())
+                self._child_progress.notify_all()
+
     def _drain(self):
-        for _ in self.child.stderr:
-            pass
+        for line in self.child.stderr:
+            self._note(line)
         self.child.wait()
+        with self._child_progress:
+            self._child_progress.notify_all()
 
     def progress(self):
+        """(tasks done, tasks the window waits for, the first one not done) of the compile."""
         done = set(self.compiled)
-        n = sum(1 for m in ENGINE_MODULES if m in done)
-        current = next((m for m in ENGINE_MODULES if m not in done), None)
-        return n, len(ENGINE_MODULES), current
+        wanted = PYTHON_STEP_TASKS if self.child is not None else ENGINE_MODULES
+        n = sum(1 for m in wanted if m in done)
+        current = next((m for m in wanted if m not in done), None)
+        return n, len(wanted), current
 
 
 def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), record=None) -> int:

@@ -133,6 +133,11 @@ def _convert(model, names, vecs):
 _Q_NAMES = ("q", "q0", "q1")
 
 
+# The hot wrappers call their kernel once directly and return when it answers OK (status 0): the
+# common case costs one compiled call and no Python frame more. Anything else (a status, a TypeError
+# for arguments numba will not take, a ZeroDivisionError) goes through _invoke, which calls the
+# kernel again and converts, names and raises: the kernels only write their outputs and workspace,
+# so calling again is safe.
 def _invoke(kernel, model, names, args, function="engine", at=2):
     """The one call of a kernel from Python. args: the kernel's whole argument tuple, the model's
     bytes first, then (at = 2) a workspace's bytes, the caller's vectors named by `names` (checked by
@@ -229,6 +234,11 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
     if f_ext:
         return _with_fext(model, w.rnea, f_ext, lambda: inverse_dynamics(model, q, v, a))
     out = np.empty(model.nv)
+    try:
+        if not _rnea(model._mb, w.wb_rnea, q, v, a, out):
+            return out
+    except (TypeError, ZeroDivisionError):
+        pass
     _invoke(_rnea, model, _QVA, (model._mb, w.wb_rnea, q, v, a, out), "inverse_dynamics")
     return out
 
@@ -242,6 +252,11 @@ def forward_dynamics(model, q, v, tau, f_ext=None):
     if f_ext:
         return _with_fext(model, w.aba, f_ext, lambda: forward_dynamics(model, q, v, tau))
     out = np.empty(model.nv)
+    try:
+        if not _aba(model._mb, w.wb_aba, q, v, tau, out):
+            return out
+    except (TypeError, ZeroDivisionError):
+        pass
     _invoke(_aba, model, _QVT, (model._mb, w.wb_aba, q, v, tau, out), "forward_dynamics")
     return out
 
@@ -259,6 +274,11 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
     prescribed = _coordinate_mask(model, prescribed)
     a_out = np.empty(model.nv)
     tau_out = np.empty(model.nv)
+    try:
+        if not _hybrid(model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out):
+            return a_out, tau_out
+    except (TypeError, ZeroDivisionError):
+        pass
     _invoke(_hybrid, model, _HD_NAMES, (model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out),
             "hybrid_dynamics")
     return a_out, tau_out
@@ -271,6 +291,11 @@ def mass_matrix(model, q):
     except AttributeError:
         w = model._work()
     M = np.empty((model.nv, model.nv))
+    try:
+        if not _crba(model._mb, w.wb_crba, q, M):
+            return M
+    except (TypeError, ZeroDivisionError):
+        pass
     _invoke(_crba, model, _Q, (model._mb, w.wb_crba, q, M), "mass_matrix")
     return M
 
@@ -297,7 +322,13 @@ def coriolis_matrix(model, q, v):
 
 def _energies(model, q, v):
     out = np.empty(2)
-    _invoke(_energy, model, _QV, (model._mb, _work(model).wb_kin, q, v, out), "energy")
+    wb = _work(model).wb_kin
+    try:
+        if not _energy(model._mb, wb, q, v, out):
+            return out
+    except (TypeError, ZeroDivisionError):
+        pass
+    _invoke(_energy, model, _QV, (model._mb, wb, q, v, out), "energy")
     return out
 
 
@@ -335,7 +366,16 @@ def _pose4(row):
 def body_poses(model, q):
     """(nbodies, 4, 4): the world pose of every movable body, in ``model.body_names`` order."""
     out = np.empty((model.nbodies, 4, 4))
-    _invoke(_body_poses, model, _Q, (model._mb, _work(model).wb_kin, q, out), "body_poses")
+    try:
+        wb = model._tls.w.wb_kin
+    except AttributeError:
+        wb = model._work().wb_kin
+    try:
+        if not _body_poses(model._mb, wb, q, out):
+            return out
+    except (TypeError, ZeroDivisionError):
+        pass
+    _invoke(_body_poses, model, _Q, (model._mb, wb, q, out), "body_poses")
     return out
 
 
@@ -366,14 +406,26 @@ def jacobian(model, q, name, frame="local"):
     frame="local": body twist in the link's own frame (Kim's body Jacobian);
     frame="world": spatial twist in the world frame (the world Jacobian);
     frame="local_world_aligned": angular velocity and the velocity of the link origin, world axes."""
-    f = model.frame(name, "name")
+    try:
+        f = model.frames[name]
+    except (KeyError, TypeError):
+        f = model.frame(name, "name")          # names what is wrong
     code = _FRAME_CODES.get(frame) if isinstance(frame, str) else None
     if code is None:
         raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}")
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
-    _invoke(_frame_jac, model, _Q, (model._mb, _work(model).wb_kin, q, f.body, f.placement, code, J), "jacobian")
+    try:
+        wb = model._tls.w.wb_kin
+    except AttributeError:
+        wb = model._work().wb_kin
+    try:
+        if not _frame_jac(model._mb, wb, q, f.body, f.placement, code, J):
+            return J
+    except (TypeError, ZeroDivisionError):
+        pass
+    _invoke(_frame_jac, model, _Q, (model._mb, wb, q, f.body, f.placement, code, J), "jacobian")
     return J
 
 
@@ -425,6 +477,11 @@ def joint_wrenches(model, q, v, a, f_ext=None):
 def integrate(model, q, dv):
     """q (+) dv: the configuration reached from q by the velocity increment dv (length nv)."""
     out = np.empty(model.nq)
+    try:
+        if not _integrate(model._mb, q, dv, out):
+            return out
+    except (TypeError, ZeroDivisionError):
+        pass
     _invoke(_integrate, model, ("q", "dv"), (model._mb, q, dv, out), "integrate", at=1)
     return out
 
@@ -432,5 +489,10 @@ def integrate(model, q, dv):
 def difference(model, q0, q1):
     """dv (length nv) with integrate(q0, dv) = q1."""
     out = np.empty(model.nv)
+    try:
+        if not _difference(model._mb, q0, q1, out):
+            return out
+    except (TypeError, ZeroDivisionError):
+        pass
     _invoke(_difference, model, ("q0", "q1"), (model._mb, q0, q1, out), "difference", at=1)
     return out

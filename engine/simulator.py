@@ -73,6 +73,22 @@ from .stepping import StepLoop
 from .contact import Contact, contact_arrays
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
+
+# Whether step() may run the compiled step loops (engine.steploop, engine.contactkernels). Always,
+# but for the window's first start on an empty kernel cache (app/gui.py): there the simulation runs
+# through the Python step, which calls only the dynamics kernels, until the compiled loops' kernels
+# are in the cache and loaded; both paths compute the same numbers (tests/test_compiled_step.py).
+_COMPILED_STEP = [True]
+
+
+def set_compiled_step(enabled):
+    """Let step() use the compiled step loops (True, the default) or only the Python step (False)."""
+    _COMPILED_STEP[0] = bool(enabled)
+
+
+def compiled_step():
+    """True when step() may use the compiled step loops (set_compiled_step)."""
+    return _COMPILED_STEP[0]
 STABILIZATIONS = ("baumgarte", "none")
 LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
 
@@ -513,7 +529,10 @@ class Simulator:
         # with a ground or joint limits the compiled unilateral step (closed loops included) runs the
         # steps, else the compiled step loop
         packed = self._loop_spec()          # None: no loops; False: loops only Python can step
-        compiled_uni = uni is not None and uni.compiled_ok(self, packed)
+        compiled = _COMPILED_STEP[0]
+        compiled_uni = compiled and uni is not None and uni.compiled_ok(self, packed)
+        if not compiled:
+            packed = False
         # joint limits without a ground: the plain step loop runs until a limit comes near (its
         # call costs less than the unilateral step's), then the unilateral step takes over
         limits_first = compiled_uni and self._ground is None

@@ -97,9 +97,10 @@ def prepare(log=None, modules=KERNEL_MODULES):
     import importlib
     from engine.layout import Kernel
     for name in modules:
-        mod = importlib.import_module(name)
-        for obj in list(vars(mod).values()):
-            if isinstance(obj, Kernel):
+        module, _, only = name.partition(":")        # "module:kernel": that kernel only
+        mod = importlib.import_module(module)
+        for key, obj in list(vars(mod).items()):
+            if isinstance(obj, Kernel) and (not only or key == only):
                 obj._prepare()
         if log is not None:
             log(name)
@@ -140,40 +141,199 @@ def load_cached(modules=SIMULATION_MODULES):
     return loaded
 
 
-def run(log=None):
-    """Call every public path once (see the module docstring). log(str) hears each stage."""
-    say = log or (lambda s: None)
-    t0 = time.perf_counter()
+def _models():
+    from engine.catalog import load_model
+    return {name: load_model(name) for name in ("double_pendulum", "four_bar", "rolling_disk", "quadruped")}
+
+
+def _paths(stage):
+    """The public paths of one stage of the warm-up (every stage together: every path)."""
     import engine
-    prepare()
-    say(f"kernels with a signature {time.perf_counter() - t0:.1f} s")
-    from engine.catalog import load_model, initial_state
-    say(f"import engine {time.perf_counter() - t0:.1f} s")
+    from engine.catalog import initial_state
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = load_model("double_pendulum")
-        loop = load_model("four_bar")
-        rolling = load_model("rolling_disk")
-        legged = load_model("quadruped")
-        for name, m in (("double_pendulum", tree), ("four_bar", loop), ("quadruped", legged)):
-            q, v = initial_state(m)
-            x = np.full(m.nv, 0.1)
-            _dynamics(engine, m, q, v, x)
-            if m.constraints:
-                _loops(engine, m, q, v, x)
-            say(f"{name}: dynamics, derivatives, loops {time.perf_counter() - t0:.1f} s")
-        q, v = initial_state(rolling)
-        _loops(engine, rolling, q, v, np.full(rolling.nv, 0.1))
-        _simulate(engine, tree)
-        _simulate(engine, tree, joint_limits=True)
-        _simulate(engine, loop)
-        _simulate(engine, legged, ground=engine.Ground(), joint_limits=True)
-        say(f"simulation {time.perf_counter() - t0:.1f} s")
-        q, v = initial_state(tree)
-        _batches(engine, tree, q, v, np.full(tree.nv, 0.1))
-        say(f"batches {time.perf_counter() - t0:.1f} s")
+        models = _models()
+        tree, loop, legged = models["double_pendulum"], models["four_bar"], models["quadruped"]
+        if stage == "paths":
+            for m in (tree, loop, legged):
+                q, v = initial_state(m)
+                x = np.full(m.nv, 0.1)
+                _dynamics(engine, m, q, v, x)
+                if m.constraints:
+                    _loops(engine, m, q, v, x)
+            rolling = models["rolling_disk"]
+            q, v = initial_state(rolling)
+            _loops(engine, rolling, q, v, np.full(rolling.nv, 0.1))
+        elif stage == "simulation":
+            _simulate(engine, tree)
+            _simulate(engine, tree, joint_limits=True)
+            _simulate(engine, loop)
+        elif stage == "contact":
+            _simulate(engine, legged, ground=engine.Ground(), joint_limits=True)
+        elif stage == "batches":
+            q, v = initial_state(tree)
+            _batches(engine, tree, q, v, np.full(tree.nv, 0.1))
+        else:
+            raise ValueError(f"unknown warm-up stage {stage!r}")
+
+
+STAGES = ("paths", "simulation", "contact", "batches")
+
+
+def run(log=None, jobs=1, on_done=None):
+    """Call every public path once (see the module docstring). log(str) hears each stage. With
+    jobs > 1 the kernels compile in that many processes (``parallel``; on_done(task) hears each
+    task done) first; this process then only loads them, calling every path to check that nothing
+    is missing."""
+    say = log or (lambda s: None)
+    t0 = time.perf_counter()
+    if jobs > 1:
+        parallel(jobs, log, on_done=on_done)
+        say(f"compiled in {jobs} processes {time.perf_counter() - t0:.1f} s")
+    import engine  # noqa: F401
+    prepare()
+    say(f"kernels with a signature {time.perf_counter() - t0:.1f} s")
+    for stage in STAGES:
+        _paths(stage)
+        say(f"{stage} {time.perf_counter() - t0:.1f} s")
     _mark_warm()
     return time.perf_counter() - t0
+
+
+# ------------------------------------------------------------------ compiling in several processes
+# One task a module of kernels with a signature (prepare) or a stage of public paths (_paths), each
+# after the tasks whose kernels its kernels call (a call of another kernel links that kernel's
+# compiled code: compiled once by the task before, loaded from the cache, not compiled twice).
+# Helpers inlined into a kernel (inline="always") are no dependency. In this order the longest
+# chains start first: the window's kernels (APP_MODULES), the step loop's chain, then the rest.
+TASKS = {
+    "engine.algorithms.aba": (),
+    "engine.algorithms.hybrid": (),
+    "engine.algorithms.liegroup": (),
+    "engine.algorithms.response": (),
+    "engine.loopkernels": ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.liegroup",
+                           "engine.algorithms.response"),
+    "engine.algorithms.rnea": (),
+    "engine.steploop": ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.rnea",
+                        "engine.algorithms.liegroup", "engine.loopkernels"),
+    "engine.algorithms.kinematics": (),
+    "engine.algorithms.crba": (),
+    "engine.poses": ("engine.algorithms.kinematics",),
+    "engine.algorithms.coriolis": (),
+    "engine.algorithms.frames": (),
+    "engine.algorithms.rnea_deriv": (),
+    "engine.algorithms.aba_deriv": ("engine.algorithms.aba", "engine.algorithms.rnea_deriv"),
+    "engine.algorithms.hybrid_deriv": ("engine.algorithms.hybrid", "engine.algorithms.aba_deriv"),
+    "engine.algorithms.constraint_deriv": ("engine.loopkernels", "engine.algorithms.rnea_deriv"),
+    "engine.algorithms.constrained_deriv": ("engine.algorithms.constraint_deriv", "engine.algorithms.aba_deriv"),
+    "simulation": ("engine.steploop",),
+    "contact": ("engine.steploop", "engine.algorithms.kinematics", "engine.algorithms.crba"),
+    "batches": ("engine.steploop", "engine.algorithms.crba"),
+    "paths": KERNEL_MODULES,
+}
+
+_WORKER = r"""
+import sys, time, traceback
+import engine, engine.warmup as w
+w.exit_with_parent()
+for line in sys.stdin:
+    task = line.strip()
+    t0 = time.process_time()
+    try:
+        if task.startswith("engine."):
+            w.prepare(modules=(task,))
+        else:
+            w._paths(task)
+    except BaseException:
+        print("fail", task, repr(traceback.format_exc()), flush=True)
+    else:
+        print("done", task, round(time.process_time() - t0, 2), flush=True)
+"""
+
+
+def default_jobs():
+    """The number of cores this process may use."""
+    import os
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# what the window calls to run a tree model through the Python step (engine.simulator.set_compiled_step):
+# the dynamics, the joint groups, kinematics and poses to draw it, and the input laws. A first start
+# (empty cache) opens the model once these are compiled and runs it in Python until the compiled
+# step loops are ready (app/gui.py)
+PYTHON_STEP_TASKS = ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.liegroup",
+                     "engine.algorithms.kinematics", "engine.algorithms.rnea", "engine.algorithms.crba",
+                     "engine.poses", "engine.steploop:evaluate_laws")
+
+
+def app_tasks():
+    """The tasks of the window's kernels (APP_MODULES): PYTHON_STEP_TASKS first, then the rest of
+    TASKS restricted to APP_MODULES, each with its dependencies among them."""
+    tasks = {t: tuple(d for d in TASKS.get(t, ("engine.algorithms.rnea",)) if d in APP_MODULES)
+             for t in PYTHON_STEP_TASKS}
+    tasks.update((t, tuple(d for d in TASKS[t] if d in APP_MODULES)) for t in TASKS if t in APP_MODULES
+                 and t not in tasks)
+    return tasks
+
+
+def parallel(jobs, log=None, tasks=None, on_done=None):
+    """Compile the tasks (default: every kernel, TASKS) in `jobs` worker processes, each task after
+    those it depends on, and return {task: CPU seconds}. A task that fails raises RuntimeError with
+    the worker's traceback. log(str) hears each task done; on_done(task) too."""
+    import subprocess
+    tasks = dict(TASKS if tasks is None else tasks)
+    workers = [subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True, bufsize=1) for _ in range(max(1, int(jobs)))]
+    done, running, cpu = set(), {}, {}
+    order = list(tasks)
+    try:
+        while len(done) < len(tasks):
+            for wk in workers:
+                if wk in running.values():
+                    continue
+                ready = [t for t in order if t not in done and t not in running
+                         and all(d in done or d not in tasks for d in tasks[t])]
+                if not ready:
+                    break
+                running[ready[0]] = wk
+                wk.stdin.write(ready[0] + "\n")
+                wk.stdin.flush()
+            if not running:
+                raise RuntimeError(f"warm-up tasks wait on each other: {sorted(set(tasks) - done)}")
+            # the first worker to answer (each answers one line per task)
+            import select
+            readable, _, _ = select.select([wk.stdout for wk in running.values()], [], [])
+            for task, wk in list(running.items()):
+                if wk.stdout in readable:
+                    line = wk.stdout.readline()
+                    if not line:
+                        raise RuntimeError(f"warm-up worker for {task} ended (exit {wk.wait()})")
+                    status, name, rest = line.rstrip("\n").split(" ", 2)
+                    if status != "done":
+                        import ast
+                        raise RuntimeError(f"warm-up task {name} failed:\n{ast.literal_eval(rest)}")
+                    cpu[name] = float(rest)
+                    done.add(name)
+                    del running[name]
+                    if log is not None:
+                        log(f"compiled {name} ({float(rest):.1f} s CPU)")
+                    if on_done is not None:
+                        on_done(name)
+    finally:
+        for wk in workers:
+            try:
+                wk.stdin.close()
+            except OSError:
+                pass
+        for wk in workers:
+            try:
+                wk.wait(timeout=30)
+            except Exception:
+                wk.kill()
+    return cpu
 
 
 def exit_with_parent(poll=0.5):
@@ -202,6 +362,18 @@ def _mark_warm():
         pass        # an unwritable cache: the app then runs the warm-up again, harmlessly
 
 
-if __name__ == "__main__":
-    total = run(lambda s: print(s, file=sys.stderr, flush=True))
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m engine.warmup",
+                                 description="Compile (or load from the cache) every kernel of the engine.")
+    ap.add_argument("--jobs", "-j", type=int, default=default_jobs(),
+                    help="compiling processes (default: the cores this process may use)")
+    args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs: expected a positive number of processes, got {args.jobs}")
+    total = run(lambda s: print(s, file=sys.stderr, flush=True), jobs=args.jobs)
     print(f"every kernel ready in {total:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

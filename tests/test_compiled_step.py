@@ -196,3 +196,36 @@ def test_input_laws_refuse_bad_laws_and_models():
         sim.inputs = laws
     with pytest.raises(ValueError, match="inputs: expected an engine.InputLaws"):
         sim.inputs = {"link1_joint": "pd"}
+
+
+def test_set_compiled_step_false_runs_the_python_step_with_the_same_numbers():
+    """engine.simulator.set_compiled_step(False) (the window's first start, while the step loops
+    compile) runs the Python step: the same trajectory as the compiled loop, with a law evaluated
+    and a joint prescribed, and no compiled step-loop run while it is off."""
+    from engine import simulator
+    model = double_pendulum(damping=0.1)
+    laws = {"torque-sine": LAWS["torque-sine"], "acceleration-sine": LAWS["acceleration-sine"]}
+    runs = {}
+    for compiled in (True, False):
+        simulator.set_compiled_step(compiled)
+        try:
+            sim = engine.Simulator(model, q=start(model), integrator="rk4")
+            inputs = engine.InputLaws(model).recapture(sim.q)
+            for joint, law in zip(model.joint_names, laws.values()):
+                mode, kind, p = law
+                inputs.set(joint, mode, kind, q_now=sim.q, **p)
+            sim.inputs = inputs
+            calls = []
+            real = engine.stepping.StepLoop.run
+            engine.stepping.StepLoop.run = lambda self, *a, **k: calls.append(1) or real(self, *a, **k)
+            try:
+                sim.step(500)
+            finally:
+                engine.stepping.StepLoop.run = real
+            runs[compiled] = (sim.q.copy(), sim.v.copy(), sim.tau.copy(), len(calls))
+        finally:
+            simulator.set_compiled_step(True)
+    assert runs[True][3] > 0 and runs[False][3] == 0
+    for a, b, what in zip(runs[True][:3], runs[False][:3], ("q", "v", "tau")):
+        assert_close(a, b, 1e-11, what)
+    assert simulator.compiled_step()

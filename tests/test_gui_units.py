@@ -371,6 +371,54 @@ def test_engine_import_runs_the_warm_up_in_its_child(eng, tmp_path, monkeypatch)
     loader.child.wait(600)
     assert loader.child.returncode == 0
     assert gui.kernels_warmed_up() is True
+    assert loader.loops_ready.wait(120)
+    import engine.simulator
+    assert engine.simulator.compiled_step()
+
+
+def test_a_cold_start_runs_the_python_step_until_the_step_loops_are_compiled(eng, monkeypatch):
+    """On a cold start the loader is done once the child has compiled what the Python step needs
+    (PYTHON_STEP_TASKS): the window's simulations run the Python step meanwhile, and the compiled
+    step loops take over once the child reports them (and the simulation stages) done. The child
+    here only reports (the kernels are in this machine's cache): it reports the Python step's
+    tasks, waits 3 s, then the rest."""
+    import subprocess
+    import sys
+    import engine.catalog
+    import engine.simulator
+    import engine.warmup
+    from app import gui
+    assert gui.PYTHON_STEP_TASKS == engine.warmup.PYTHON_STEP_TASKS
+    assert set(gui.LOOPS_READY) <= set(engine.warmup.TASKS)
+    first = list(gui.PYTHON_STEP_TASKS)
+    rest = [t for t in engine.warmup.TASKS if t not in first]
+    child = ("import sys, time\n"
+             f"for t in {first!r}: print({gui.PREPARED!r} + t, file=sys.stderr, flush=True)\n"
+             "time.sleep(3)\n"
+             f"for t in {rest!r}: print({gui.PREPARED!r} + t, file=sys.stderr, flush=True)\n"
+             f"print({gui.CHILD_IMPORTED!r}, file=sys.stderr, flush=True)\n")
+    monkeypatch.setattr(gui, "kernels_warmed_up", lambda: False)
+    monkeypatch.setattr(gui, "CHILD_CODE", child)
+    loader = gui.EngineImport()
+    try:
+        assert loader.done.wait(60) and loader.error is None
+        assert loader.python_step and not loader.loops_ready.is_set()
+        assert not engine.simulator.compiled_step()
+        assert loader.progress()[:2] == (len(first), len(first))
+        calls = []
+        real = engine.stepping.StepLoop.run
+        monkeypatch.setattr(engine.stepping.StepLoop, "run", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+        sim = engine.Simulator(engine.catalog.load_model("double_pendulum"))
+        sim.step(50)
+        assert not calls and sim.steps == 50           # the Python step
+        assert loader.loops_ready.wait(60)
+        assert engine.simulator.compiled_step()
+        sim.step(50)
+        assert calls                                   # the compiled loop
+    finally:
+        engine.simulator.set_compiled_step(True)
+        if loader.child is not None:
+            loader.child.wait(10)
 
 
 def test_the_compiling_child_ends_with_its_parent(tmp_path):

@@ -30,6 +30,7 @@ for k in (liegroup.integrate, frames.frame_kinematics):
 _NAME = re.compile(r'(%|@|!)("[^"]*"|[-A-Za-z$._][-A-Za-z$._0-9]*|[0-9]+)')
 _MANGLED = re.compile(r"_ZN[0-9A-Za-z_$.]+")      # numba's mangled names (they carry a per-process id)
 _LABEL = re.compile(r"^([-A-Za-z$._0-9]+):")       # a basic block's label where it is defined
+_MESSAGE = re.compile(r'\[\d+ x i8\] c"missing Environment')   # its length is that of a mangled name
 
 
 def normalised(text):
@@ -45,6 +46,7 @@ def normalised(text):
     for line in text.splitlines():
         if line.startswith(("; ModuleID", "source_filename", "target ", "PATCHED")):
             continue
+        line = _MESSAGE.sub('[_ x i8] c"missing Environment', line)
         line = _MANGLED.sub(lambda m: rename(m.group(0), "Z"), line)
         line = _LABEL.sub(lambda m: rename("%" + m.group(1), "%")[1:] + ":", line)
         line = line.split(";", 1)[0].rstrip() if "; preds" in line else line

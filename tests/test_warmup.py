@@ -97,6 +97,8 @@ import engine.warmup
 from engine.layout import Kernel
 from app import gui
 assert gui.ENGINE_MODULES == engine.warmup.APP_MODULES, "app/gui.py's progress list differs from the engine's"
+assert gui.PYTHON_STEP_TASKS == engine.warmup.PYTHON_STEP_TASKS, "app/gui.py's Python-step list differs"
+assert set(engine.warmup.TASKS) == set(engine.warmup.KERNEL_MODULES) | set(engine.warmup.STAGES), "warm-up tasks"
 engine.warmup.prepare()
 pending = sorted(f"{mod}.{k}" for mod, m in list(sys.modules.items()) if mod.startswith("engine")
                  for k, obj in vars(m).items() if isinstance(obj, Kernel) and obj._pending is not None)
@@ -173,3 +175,32 @@ def test_load_cached_loads_the_lazily_typed_simulation_kernels_without_compiling
     r = subprocess.run([sys.executable, "-c", LOAD_CACHED], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=1800)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+
+
+SCHEDULE = r"""
+import engine.warmup as w
+order = []
+cpu = w.parallel(2, tasks={"engine.poses": ("engine.algorithms.kinematics",), "engine.algorithms.kinematics": (),
+                           "engine.algorithms.frames": ()}, on_done=order.append)
+assert order.index("engine.algorithms.kinematics") < order.index("engine.poses"), order
+assert sorted(cpu) == sorted(order) and len(order) == 3
+for tasks, expect in (({"engine.no_such_module": ()}, "No module named"),
+                      ({"engine.poses": ("engine.algorithms.frames",), "engine.algorithms.frames": ("engine.poses",)},
+                       "wait on each other")):
+    try:
+        w.parallel(2, tasks=tasks)
+    except RuntimeError as e:
+        assert expect in str(e), str(e)
+    else:
+        raise AssertionError(f"{tasks} did not fail")
+print("ok")
+"""
+
+
+def test_parallel_compile_keeps_the_order_and_names_a_failure():
+    """engine.warmup.parallel runs each task after those it depends on, in worker processes, and a
+    task that fails (or tasks that wait on each other) raise RuntimeError naming it."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", SCHEDULE], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=1800)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]
