@@ -64,6 +64,9 @@ class LessonUI(QtCore.QObject):
         except L.LessonError as exc:
             win.modelFailed.emit(path, str(exc))
             return
+        except Exception as exc:         # never an unnamed "Unexpected error": the file is named
+            win.modelFailed.emit(path, f"{path}: {type(exc).__name__}: {exc}")
+            return
         src = lesson.model_source()
         self._pending = (lesson, src)
         win._loading = src
