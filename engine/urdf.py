@@ -458,7 +458,8 @@ def _geometry(ctx, el, owner):
 
     def nonneg(x, what):
         if np.any(np.asarray(x) < 0):
-            raise ctx.error(f"{owner}: negative {s.tag} {what}", s)
+            shown = " ".join(f"{c:g}" for c in np.atleast_1d(x))
+            raise ctx.error(f"{owner}: negative {s.tag} {what} {shown}; sizes must be >= 0", s)
         return x
 
     if s.tag == "box":
