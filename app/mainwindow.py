@@ -698,10 +698,16 @@ class MainWindow(QtWidgets.QMainWindow):
         return img
 
     def save_screenshot(self, path):
-        """PNG of the whole window (3D view included)."""
+        """PNG of the whole window (3D view included), written whole or not at all
+        (``app.safewrite``: decoded back at its size); WriteError (an OSError) naming the path."""
+        from .safewrite import atomic_write, image_size
         img = self.window_image()
-        if not img.save(path, "PNG"):
-            raise OSError(f"could not write {path}")
+
+        def write(tmp):
+            if not img.save(tmp, "PNG"):
+                raise OSError(f"Qt could not write the PNG {tmp}")
+
+        atomic_write(path, write, image_size(img.width(), img.height()))
         return img
 
     def _screenshot_dialog(self):
