@@ -88,3 +88,113 @@ def test_trace_names_a_bad_argument(dp, arg, bad):
     args[arg] = [0.0]
     with pytest.raises(engine.InputError, match=f"{arg}: expected 2, got 1"):
         engine.trace(dp, **args)
+
+
+# ------------------------------------------------------------------ ModelBuilder limits
+@pytest.mark.parametrize("kw, words", [
+    (dict(lower=1.0, upper=-1.0), ("joint 'arm_joint'", "lower limit 1 is above upper limit -1")),
+    (dict(lower=math.nan, upper=1.0), ("joint 'arm_joint' lower", "NaN")),
+    (dict(lower=-1.0, upper=math.nan), ("joint 'arm_joint' upper", "NaN")),
+    (dict(velocity_limit=math.nan), ("joint 'arm_joint' velocity", "NaN")),
+])
+def test_model_builder_refuses_limits_the_urdf_loader_refuses(kw, words):
+    b = engine.ModelBuilder("bad")
+    with pytest.raises(engine.ModelError) as ei:
+        b.add_body("arm", joint=engine.Revolute((0, 0, 1)), inertia=engine.Inertia(1.0, (0, 0, 0), np.eye(3)), **kw)
+    for w in words:
+        assert w in str(ei.value), str(ei.value)
+    # open limits (+-inf) and equal bounds stay allowed
+    b.add_body("arm", joint=engine.Revolute((0, 0, 1)), inertia=engine.Inertia(1.0, (0, 0, 0), np.eye(3)),
+               lower=-math.inf, upper=0.0)
+    b.add_body("arm2", parent="arm", joint=engine.Revolute((0, 0, 1)),
+               inertia=engine.Inertia(1.0, (0, 0, 0), np.eye(3)), lower=0.5, upper=0.5)
+    assert b.build().nv == 2
+
+
+# ------------------------------------------------------------------ loaders: one warning per file
+URDF = ('<robot name="r"><link name="base"/><link name="l1"><inertial><mass value="1"/><inertia ixx="0.1" '
+        'iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial><wibble/></link>'
+        '<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/><safety_controller k_velocity="1"/></joint>'
+        '<transmission name="t1"><type>x</type></transmission><transmission name="t2"/>'
+        '<gazebo reference="l1"/></robot>')
+
+
+def test_urdf_elements_left_out_are_named_in_one_warning():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        engine.load_urdf_string(URDF, filename="r.urdf")
+    said = [str(w.message) for w in caught if issubclass(w.category, engine.urdf.URDFWarning)]
+    assert len(said) == 1, said
+    msg = said[0]
+    assert msg.startswith("r.urdf: ")
+    for w in ("<wibble> in link 'l1'", "<transmission> x2", "<gazebo>", "<safety_controller>"):
+        assert w in msg, (w, msg)
+
+
+MJCF = """<mujoco model="m">
+  <worldbody>
+    <body name="a">
+      <joint name="h" type="hinge" axis="{axis}" stiffness="{k}"/>
+      <geom type="sphere" size="0.1" mass="1"/>
+    </body>
+  </worldbody>
+  {extra}
+</mujoco>
+"""
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_mjcf_parts_left_out_are_named_in_one_warning(tmp_path):
+    path = _write(tmp_path, "parts.xml", MJCF.format(
+        axis="0 0 1", k="5", extra='<actuator><motor joint="h"/></actuator><sensor><jointpos joint="h"/></sensor>'
+                                   '<tendon><fixed name="t"><joint joint="h" coef="1"/></fixed></tendon>'))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        engine.load_mjcf(path)
+    said = [str(w.message) for w in caught if issubclass(w.category, engine.mjcf.MJCFWarning)]
+    assert len(said) == 1, said
+    msg = said[0]
+    assert msg.startswith(path)
+    for w in ("actuator", "sensor", "tendon", "stiffness"):
+        assert w in msg, (w, msg)
+
+
+def test_a_urdf_given_to_load_mjcf_is_refused(tmp_path):
+    path = _write(tmp_path, "robot.xml", URDF)
+    with pytest.raises(engine.ModelError) as ei:
+        engine.load_mjcf(path)
+    msg = str(ei.value)
+    assert ei.value.file == path and msg.startswith(path) and "URDF" in msg and "load_urdf" in msg
+    other = _write(tmp_path, "page.xml", "<html><body/></html>")
+    with pytest.raises(engine.ModelError, match="root element is <html>, expected <mujoco>"):
+        engine.load_mjcf(other)
+
+
+@pytest.mark.parametrize("axis", ["nan 0 1", "0 0 0"])
+def test_a_bad_mjcf_axis_names_the_file_and_the_joint(tmp_path, axis):
+    path = _write(tmp_path, "axis.xml", MJCF.format(axis=axis, k="0", extra=""))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(engine.ModelError) as ei:
+            engine.load_mjcf(path)
+    msg = str(ei.value)
+    assert ei.value.file == path and msg.startswith(path), msg
+    assert "joint 'h'" in msg or "axis" in msg, msg
+
+
+# ------------------------------------------------------------------ meshes
+def test_a_text_stl_that_is_not_utf8_loads(tmp_path):
+    """trimesh decodes such a file through charset_normalizer (declared in pyproject.toml)."""
+    from engine import meshes
+    facet = ("facet normal 0 0 1\n outer loop\n  vertex 0 0 0\n  vertex 1 0 0\n  vertex 0 1 0\n endloop\n"
+             "endfacet\n")
+    p = tmp_path / "latin.stl"
+    p.write_bytes(b"solid caf\xe9\n" + facet.encode() + b"endsolid caf\xe9\n")
+    m = meshes.load_mesh(str(p))
+    assert m.vertices.shape == (3, 3)
