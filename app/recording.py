@@ -142,13 +142,23 @@ class _Writer(threading.Thread):
 
     @staticmethod
     def _close(writer):
-        """Close the imageio writer once: after a failed close (a GIF is written at its close)
-        imageio's own finaliser would try again, into a file already removed."""
+        """Close the imageio writer. After a failed close (a GIF is written at its close) imageio
+        keeps the frames and its open file, and its finaliser would write them again: the frames
+        are dropped and the file released here (the temporary file is then removed)."""
         try:
             writer.close()
         except BaseException:
+            plugin = getattr(writer, "instance", writer)
+            if isinstance(getattr(plugin, "images_to_write", None), list):
+                plugin.images_to_write.clear()
             if hasattr(writer, "closed"):
                 writer.closed = True
+            request = getattr(plugin, "_request", None) or getattr(writer, "request", None)
+            try:
+                if request is not None:
+                    request.finish()
+            except Exception:
+                pass
             raise
 
     def _drain(self):

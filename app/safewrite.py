@@ -9,7 +9,8 @@ expected size, an SVG parsed as XML, a CSV's row count, a lesson parsed), then r
 target (``os.replace``) and checks that the target is now that file. Any failure (no room on the
 disk, a read-only folder, a writer that failed silently and left an empty or truncated file)
 removes the temporary file, leaves an old target as it was, and raises ``WriteError`` (an OSError)
-naming the path and the reason. Nothing here imports Qt at module level."""
+naming the path and the reason. The settings (QSettings) are written whole by Qt itself;
+``save_settings`` checks that they were. Nothing here imports Qt at module level."""
 from __future__ import annotations
 
 import os
@@ -132,6 +133,18 @@ def atomic_write(path, write, verify=None):
     with atomic_file(path, verify) as tmp:
         out = write(tmp)
     return out
+
+
+def save_settings(settings):
+    """Write a QSettings to its file now and check that it was written. Qt writes it whole itself (a
+    temporary file renamed over the old one: QSaveFile, ``QSettings.isAtomicSyncRequired``); a
+    failure (a read-only folder, a full disk) is a WriteError naming the settings file."""
+    settings.sync()
+    status = settings.status()
+    if status != status.NoError:
+        why = ("can not write there (read-only, or no space left)" if status == status.AccessError
+               else "the file is not in the settings format")
+        raise WriteError(settings.fileName(), why)
 
 
 # ---------------------------------------------------------------------- checks of written files

@@ -106,3 +106,17 @@ def test_command_line_record_and_screenshot_that_fail_exit_non_zero(full_dir, re
     assert "jointlab: wrote" not in r.stderr
     assert_untouched(full_dir, full_before)
     assert_untouched(readonly_dir, ro_before)
+
+
+def test_settings_that_can_not_be_written_are_a_notice_naming_the_file(qtbot, engine_mod, bad_dir):  # noqa: F811
+    from PyQt6 import QtCore
+    from app.mainwindow import MainWindow
+    before = listing(bad_dir)
+    path = str(bad_dir / "settings.ini")
+    win = MainWindow(engine_mod, settings=QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win._add_recent("/some/robot.urdf")           # File > Open remembers the file: written at once
+    assert any(m.startswith(f"settings not saved: could not write {path}: ") for m in win.messages), win.messages
+    assert not win.save_settings()
+    win.close()
+    assert_untouched(bad_dir, before)

@@ -23,7 +23,8 @@ def _mount(where, options):
 
 
 def _umount(where):
-    subprocess.run(["umount", str(where)], capture_output=True)
+    if subprocess.run(["umount", str(where)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)    # a file still open: detach
 
 
 def _old_files(folder, names):
