@@ -19,7 +19,10 @@ and a notes text (what to look at). Example::
 Keys left out get the window's start settings (rk4, dt 1 ms, speed 1, gravity on, the default view
 toggles and plot channels; joints not listed: what the window starts them with, torque-driven and
 passive, a floating base held), whatever the scene shown before. ``load_lesson`` checks the whole file and raises
-``LessonError`` naming the file, the key and what is wrong; ``check_model`` then checks it against
+``LessonError`` naming the file, the key and what is wrong. A lesson is untrusted input: a file over
+1 MB is not read, deep nesting, too many values and overlong integers are refused, and so are values
+outside physical sense (|q| over 1e3 rad or m, a camera over 1e4 m away, a dt or speed the window
+does not offer, NaN and infinities); ``check_model`` then checks it against
 the loaded model (joint and constraint names, sizes) before anything is applied, so a bad lesson
 changes nothing. Nothing here imports Qt (``app/lessonui.py`` applies a lesson to the window).
 """

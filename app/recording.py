@@ -298,8 +298,8 @@ class VideoRecorder(QtCore.QObject):
         self.grab_time.append(time.perf_counter() - a)
 
     def _tick(self):
-        if self.duration is not None and self.elapsed() >= self.duration:
-            self.stop()
+        if (self.duration is not None and self.elapsed() >= self.duration) or self._writer.error is not None:
+            self.stop()          # at the set length, or at once when the file can not be written
             return
         slot = self._due_slot()
         if not self.whole_window:

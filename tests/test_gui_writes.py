@@ -120,3 +120,15 @@ def test_settings_that_can_not_be_written_are_a_notice_naming_the_file(qtbot, en
     assert not win.save_settings()
     win.close()
     assert_untouched(bad_dir, before)
+
+
+def test_a_video_that_can_not_be_written_stops_at_once(qtbot, window, models, bad_dir):
+    """The user learns it when the recording starts, not after minutes of recording."""
+    pendulum, _ = models
+    install(qtbot, window, pendulum, running=True)
+    path = str(bad_dir / "long.mp4")
+    rec = window.recording.start(path, duration=60.0)
+    qtbot.waitUntil(lambda: rec.wait(0), timeout=20000)
+    assert rec.elapsed() < 20 and rec.error
+    qtbot.waitUntil(lambda: (window.last_error or "").startswith(f"The video {path} could not be written"),
+                    timeout=5000)
