@@ -109,7 +109,10 @@ def atomic_file(path, verify=None):
     comes out as a WriteError naming ``path`` (KeyboardInterrupt and the like pass unchanged)."""
     target = os.path.realpath(os.fspath(path))      # a link: write the file it points to
     shown = os.fspath(path)
-    tmp = _create_temp(target)
+    try:
+        tmp = _create_temp(target)
+    except WriteError as exc:
+        raise WriteError(shown, exc.reason, exc.errno) from None
     try:
         yield tmp
         _finish(tmp, target, verify)

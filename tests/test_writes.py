@@ -134,3 +134,17 @@ def test_simulate_csv_on_a_full_disk(full_dir):
     assert f"could not write {full_dir / 'old.csv'}: No space left on device" in r.stderr
     assert "Traceback" not in r.stderr and "wrote" not in r.stdout
     assert_untouched(full_dir, before)
+
+
+def test_a_link_is_written_through_and_named_as_given(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "t.csv").write_bytes(OLD)
+    link = tmp_path / "link.csv"
+    link.symlink_to(real / "t.csv")
+    atomic_write(link, lambda tmp: open(tmp, "w").write("h\n"), csv_rows(0))
+    assert link.is_symlink() and (real / "t.csv").read_text() == "h\n"
+    assert listing(real) == ["t.csv"]
+    with pytest.raises(WriteError) as e:
+        atomic_write(tmp_path / "gone" / "x.csv", lambda tmp: None)
+    assert e.value.path == str(tmp_path / "gone" / "x.csv")
