@@ -295,8 +295,8 @@ class LessonUI(QtCore.QObject):
         lesson.title, lesson.notes = title.text(), notes.toPlainText()
         try:
             L.save_lesson(lesson, path)
-        except (OSError, L.LessonError) as exc:
-            win._error("Save lesson", f"{path}: {exc}")
+        except (OSError, L.LessonError) as exc:      # both name the file (safewrite.WriteError, LessonError)
+            win._error("Save lesson", str(exc) if path in str(exc) else f"{path}: {exc}")
             return
         self.current = lesson
         win.settings.setValue("lesson_dir", os.path.dirname(path))

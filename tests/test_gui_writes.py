@@ -132,3 +132,14 @@ def test_a_video_that_can_not_be_written_stops_at_once(qtbot, window, models, ba
     assert rec.elapsed() < 20 and rec.error
     qtbot.waitUntil(lambda: (window.last_error or "").startswith(f"The video {path} could not be written"),
                     timeout=5000)
+
+
+def test_lesson_saved_from_the_window_fails_whole(qtbot, window, bad_dir):
+    from engine import catalog
+    install(qtbot, window, catalog.load_model("double_pendulum"), running=False)
+    before = listing(bad_dir)
+    for name in ("old.jlab", "new.jlab"):
+        path = str(bad_dir / name)
+        with pytest.raises(OSError, match=f"could not write {path}: "):
+            window.lessons.save(path, title="swing")
+        assert_untouched(bad_dir, before)
