@@ -12,7 +12,7 @@ Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part firs
 """
 from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
 from .errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
-                     NumericalOverflow, ModelWarning, LoopFailure)
+                     NumericalOverflow, ModelWarning, LoopFailure, RolloutDiverged)
 from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
 from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
@@ -41,7 +41,7 @@ from .contact import Ground, Contact
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
-    "NumericalOverflow", "ModelWarning", "LoopFailure",
+    "NumericalOverflow", "ModelWarning", "LoopFailure", "RolloutDiverged",
     "Revolute", "Prismatic", "Helical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",

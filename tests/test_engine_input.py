@@ -198,3 +198,72 @@ def test_a_text_stl_that_is_not_utf8_loads(tmp_path):
     p.write_bytes(b"solid caf\xe9\n" + facet.encode() + b"endsolid caf\xe9\n")
     m = meshes.load_mesh(str(p))
     assert m.vertices.shape == (3, 3)
+
+
+# ------------------------------------------------------------------ batches name the row
+@pytest.fixture(scope="module")
+def top():
+    return load_model("spinning_top_ball")          # a ball joint: a quaternion in q
+
+
+@pytest.mark.parametrize("call", ["forward_dynamics", "inverse_dynamics", "mass_matrix"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_zero_quaternion_in_one_row_names_the_row_and_the_argument(top, call, threads):
+    q, v = initial_state(top)
+    Q = np.tile(q, (5, 1))
+    V = np.tile(v, (5, 1))
+    Q[3, top.joints[0].idx_q:top.joints[0].idx_q + 4] = 0.0
+    args = (Q,) if call == "mass_matrix" else (Q, V, np.zeros_like(V))
+    with pytest.raises(engine.InputError) as ei:
+        getattr(engine.batch, call)(top, *args, threads=threads)
+    msg = str(ei.value)
+    assert ei.value.argument == "Q" and msg.startswith("Q: row 3:") and top.joints[0].name in msg, msg
+
+
+def test_a_zero_quaternion_in_a_rollout_names_the_row(top):
+    q, v = initial_state(top)
+    Q = np.tile(q, (3, 1))
+    Q[1, :4] = 0.0
+    with pytest.raises(engine.InputError, match="q0s: row 1: the quaternion"):
+        engine.batch.rollout(top, Q, np.tile(v, (3, 1)), np.zeros((2, top.nv)), 1e-3)
+
+
+@pytest.mark.parametrize("call", ["forward_dynamics", "inverse_dynamics"])
+def test_an_overflow_in_one_row_names_the_row_and_keeps_the_others(dp, call):
+    Q = np.full((8, 2), 0.3)
+    V = np.zeros((8, 2))
+    V[5] = 1e200
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(engine.NumericalOverflow) as ei:
+            getattr(engine.batch, call)(dp, Q, V, np.zeros((8, 2)), threads=2)
+    e = ei.value
+    msg = str(e)
+    assert msg.startswith(f"row 5: batch.{call}:") and "max |V| = 1e+200" in msg, msg
+    assert e.row == 5 and e.rows == [5]
+    assert np.all(np.isnan(e.result[5]))
+    good = getattr(engine, call)(dp, Q[0], V[0], np.zeros(2))
+    for i in (0, 1, 2, 3, 4, 6, 7):
+        assert np.array_equal(e.result[i], good)
+
+
+def test_a_diverging_rollout_row_keeps_the_other_rows(dp):
+    N, steps, dt = 4, 200, 1e-3
+    Q = np.full((N, 2), 0.3)
+    V = np.zeros((N, 2))
+    taus = np.zeros((N, steps, 2))
+    taus[2, 50:] = 1e306                                # row 2 diverges after 50 steps
+    ref_Q, ref_V = engine.batch.rollout(dp, Q[:1], V[:1], taus[:1], dt)
+    with pytest.raises(engine.RolloutDiverged) as ei:
+        engine.batch.rollout(dp, Q, V, taus, dt, threads=2)
+    e = ei.value
+    assert isinstance(e, engine.SimulationDiverged)
+    msg = str(e)
+    assert e.rows == [2] and msg.startswith("rollout 2 diverged") and "1 of 4 rollouts diverged (rows 2)" in msg
+    assert ".Q and .V" in msg, msg
+    for i in (0, 1, 3):
+        assert np.array_equal(e.Q[i], ref_Q[0]) and np.array_equal(e.V[i], ref_V[0])
+    finite = np.all(np.isfinite(e.Q[2]), axis=1)
+    n = int(np.argmin(finite)) - 1                     # the last good state of row 2
+    assert 45 <= n <= 60 and np.all(finite[:n + 1]) and not np.any(finite[n + 1:])
+    assert np.array_equal(e.q, e.Q[2, n]) and e.t == pytest.approx(n * dt)
