@@ -8,6 +8,8 @@
 MODEL is a URDF path, an MJCF path (.xml with a <mujoco> root, or .mjcf; needs the mujoco package),
 a shipped asset name (see `jointlab models`) or, when the example-robot-data package is installed,
 one of its robot names; installed Gymnasium MuJoCo models are named "gym:NAME" ("gym:humanoid").
+A lesson file that does not load (``app.lessons.load_lesson``) is refused before the window opens:
+the message names the file and the key, the exit status is 2.
 """
 from __future__ import annotations
 
@@ -83,6 +85,13 @@ def main(argv=None):
         return 0
     parser = _gui_parser()
     args = parser.parse_args(argv)
+    if args.model and args.model.lower().endswith(".jlab"):
+        from .lessons import LessonError, load_lesson
+        try:                     # a lesson is untrusted: checked whole before the window opens
+            load_lesson(args.model)
+        except LessonError as exc:
+            print(f"jointlab: could not open the lesson: {exc}", file=sys.stderr)
+            return 2
     if args.record is not None:
         from .recording import check_video_path
         try:

@@ -13,7 +13,10 @@ writes, by the same code, ``samplerows.StepRows``): t, q, dq, ddq, tau, the ener
 potential, total; work, dissipated, balance), the wrench of the joint given with ``--wrench`` (NaN
 without), the constraint multipliers (lambda, one column per row, its name followed by the label the
 constraint gives that row, e.g. "lambda:closure[0] fx") and the residuals |f(q)| when the model has
-loops, and the real-time factor measured so far.
+loops, and the real-time factor measured so far. The CSV is written whole or not at all
+(``app.safewrite``: a temporary file in the target's folder, its rows counted back, then renamed
+over the target); when it can not be, the message names the file and the reason and the exit status
+is 4 (2: a bad command line or lesson, 3: the simulation stopped, its rows so far written).
 """
 from __future__ import annotations
 
@@ -303,6 +306,43 @@ def run_simulation(args, out=sys.stdout, err=sys.stderr):
         return 2
 
 
+def _steps(engine, sim, rows, queue, contact, n_steps, wrench, fh, rows_written, show, err):
+    """Run the simulation to ``n_steps`` in blocks, writing every row to ``fh`` (when given, counted
+    in ``rows_written[0]``) and drawing the progress bar; the exit status (3: the simulation stopped)."""
+    block = 500
+    t_start = time.perf_counter()
+    last_draw = 0.0
+    status = 0
+    rtf = float("nan")
+    while sim.steps < n_steps:
+        try:
+            n = min(block, n_steps - sim.steps)
+            if fh is None and wrench is None:
+                sim.step(n)         # no rows wanted: the simulator's own (compiled) loop
+            else:
+                rows.steps_until(np.inf, np.inf, max_steps=n, watched=wrench, rtf=rtf, fill=contact.fill)
+        except engine.SimulationDiverged as e:
+            print(f"\njointlab simulate: {e}", file=err)
+            status = 3
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
+            print(f"\njointlab simulate: simulation stopped at t = {sim.t:.6g} s: {e}", file=err)
+            status = 3
+        for b in queue.drain():
+            if fh is not None:
+                buf = io.StringIO()
+                np.savetxt(buf, b, delimiter=",", fmt="%.17g")
+                fh.write(buf.getvalue())
+                rows_written[0] += b.shape[0]
+        if status:
+            break
+        now = time.perf_counter()
+        rtf = sim.t / max(now - t_start, 1e-9)
+        if show and now - last_draw > 0.1:
+            last_draw = now
+            _progress(sim.steps / n_steps, rtf, err)
+    return status
+
+
 def _run(args, out, err):
     import engine
     from engine.catalog import load_model
@@ -340,45 +380,24 @@ def _run(args, out, err):
     queue = SampleQueue()
     rows = StepRows(engine, model, sim, layout, queue)
     n_steps = int(round(args.duration / setup.dt))
-    fh = None
-    if args.csv:
-        fh = open(args.csv, "w", newline="")
-        fh.write(",".join(csv_names(layout, model)) + "\n")
     show = not args.no_progress
-    block = 500
     t_start = time.perf_counter()
-    last_draw = 0.0
-    status = 0
-    rtf = float("nan")
-    try:
-        while sim.steps < n_steps:
-            try:
-                n = min(block, n_steps - sim.steps)
-                if fh is None and wrench is None:
-                    sim.step(n)         # no rows wanted: the simulator's own (compiled) loop
-                else:
-                    rows.steps_until(np.inf, np.inf, max_steps=n, watched=wrench, rtf=rtf, fill=contact.fill)
-            except engine.SimulationDiverged as e:
-                print(f"\njointlab simulate: {e}", file=err)
-                status = 3
-            except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
-                print(f"\njointlab simulate: simulation stopped at t = {sim.t:.6g} s: {e}", file=err)
-                status = 3
-            for b in queue.drain():
-                if fh is not None:
-                    buf = io.StringIO()
-                    np.savetxt(buf, b, delimiter=",", fmt="%.17g")
-                    fh.write(buf.getvalue())
-            if status:
-                break
-            now = time.perf_counter()
-            rtf = sim.t / max(now - t_start, 1e-9)
-            if show and now - last_draw > 0.1:
-                last_draw = now
-                _progress(sim.steps / n_steps, rtf, err)
-    finally:
-        if fh is not None:
-            fh.close()
+    if args.csv:                   # whole or not at all: a temporary file, its rows counted, renamed
+        from .safewrite import WriteError, atomic_write, csv_rows
+        rows_written = [0]
+
+        def write(tmp):
+            with open(tmp, "w", newline="") as fh:
+                fh.write(",".join(csv_names(layout, model)) + "\n")
+                return _steps(engine, sim, rows, queue, contact, n_steps, wrench, fh, rows_written, show, err)
+
+        try:
+            status = atomic_write(args.csv, write, lambda tmp: csv_rows(rows_written[0])(tmp))
+        except WriteError as exc:
+            print(f"\njointlab simulate: {exc}", file=err)
+            return 4
+    else:
+        status = _steps(engine, sim, rows, queue, contact, n_steps, wrench, None, None, show, err)
     wall = time.perf_counter() - t_start
     if show:
         _progress(sim.steps / max(n_steps, 1), sim.t / max(wall, 1e-9), err)
@@ -395,5 +414,5 @@ def _run(args, out, err):
     print(f"simulated {sim.t:.4g} s of '{model.name}' ({model.nv} dof, {setup.integrator}, dt {setup.dt:g}"
           f"{'; ' + ', '.join(held) if held else ''}) in {wall:.3g} s wall: real-time factor {rtf:.2f}", file=out)
     if args.csv:
-        print(f"wrote {sim.steps} rows to {args.csv}", file=out)
+        print(f"wrote {rows_written[0]} rows to {args.csv}", file=out)
     return status

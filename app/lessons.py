@@ -19,7 +19,10 @@ and a notes text (what to look at). Example::
 Keys left out get the window's start settings (rk4, dt 1 ms, speed 1, gravity on, the default view
 toggles and plot channels; joints not listed: what the window starts them with, torque-driven and
 passive, a floating base held), whatever the scene shown before. ``load_lesson`` checks the whole file and raises
-``LessonError`` naming the file, the key and what is wrong; ``check_model`` then checks it against
+``LessonError`` naming the file, the key and what is wrong. A lesson is untrusted input: a file over
+1 MB is not read, deep nesting, too many values and overlong integers are refused, and so are values
+outside physical sense (|q| over 1e3 rad or m, a camera over 1e4 m away, a dt or speed the window
+does not offer, NaN and infinities); ``check_model`` then checks it against
 the loaded model (joint and constraint names, sizes) before anything is applied, so a bad lesson
 changes nothing. Nothing here imports Qt (``app/lessonui.py`` applies a lesson to the window).
 """
@@ -51,6 +54,13 @@ CAMERA_KEYS = ("center", "distance", "elevation", "azimuth", "fov")
 MODEL_KEYS = ("name", "path", "floating_base")
 KEYS = ("format", "version", "title", "notes", "model", "q", "v", "joints", "constraints", "stabilization",
         "gravity", "integrator", "dt", "speed", "running", "camera", "view", "plots")
+# a lesson is untrusted input (a file from anyone): what load_lesson reads at most
+MAX_BYTES = 1_000_000        # 1 MB (the shipped lessons are 1-3 kB); a bigger file is not read
+MAX_DEPTH = 16               # nesting of objects and lists (a lesson needs 3)
+MAX_VALUES = 100_000         # values in the whole file
+MAX_DIGITS = 30              # digits of an integer (Python refuses to convert 4300 and more)
+MAX_COORDINATE = 1e3         # |q| of any coordinate, rad or m
+MAX_CAMERA = 1e4             # camera distance and centre coordinates, m
 
 
 class LessonError(ValueError):
@@ -138,7 +148,7 @@ def _close_choice(x, choices):
     return None
 
 
-def _state_map(where, key, val):
+def _state_map(where, key, val, bound=None):
     if not isinstance(val, dict):
         _fail(where, key, f"expected an object {{joint name: number or list of numbers}}, got {type(val).__name__}")
     out = {}
@@ -149,6 +159,9 @@ def _state_map(where, key, val):
             out[name] = [float(y) for y in x]
         else:
             _fail(where, f"{key}.{name}", f"expected a finite number or a list of finite numbers, got {x!r}")
+        if bound is not None and max(abs(y) for y in np.atleast_1d(out[name])) > bound:
+            _fail(where, f"{key}.{name}", f"{x!r} is out of range: a coordinate is at most {bound:g} rad or m "
+                  f"in magnitude")
     return out
 
 
@@ -217,7 +230,7 @@ def lesson_from_dict(d, where="lesson"):
     kw["model"] = dict(m)
     for k in ("q", "v"):
         if k in d:
-            kw[k] = _state_map(where, k, d[k])
+            kw[k] = _state_map(where, k, d[k], MAX_COORDINATE if k == "q" else None)
     if "joints" in d:
         if not isinstance(d["joints"], dict):
             _fail(where, "joints", f"expected an object {{joint name: {{mode, law, ...}}}}, got {d['joints']!r}")
@@ -256,11 +269,15 @@ def lesson_from_dict(d, where="lesson"):
         c = cam["center"]
         if not (isinstance(c, list) and len(c) == 3 and all(_is_num(x) for x in c)):
             _fail(where, "camera.center", f"expected 3 finite numbers, got {c!r}")
+        if max(abs(x) for x in c) > MAX_CAMERA:
+            _fail(where, "camera.center", f"{c!r} is out of range: at most {MAX_CAMERA:g} m from the origin "
+                  f"on each axis")
         for k in ("distance", "elevation", "azimuth", "fov"):
             if not _is_num(cam[k]):
                 _fail(where, f"camera.{k}", f"expected a finite number, got {cam[k]!r}")
-        if not cam["distance"] > 0:
-            _fail(where, "camera.distance", f"expected a positive distance, got {cam['distance']!r}")
+        if not 0 < cam["distance"] <= MAX_CAMERA:
+            _fail(where, "camera.distance", f"expected a positive distance up to {MAX_CAMERA:g} m, "
+                  f"got {cam['distance']!r}")
         if not 1 <= cam["fov"] <= 170:
             _fail(where, "camera.fov", f"expected a field of view between 1 and 170 degrees, got {cam['fov']!r}")
         kw["camera"] = {"center": [float(x) for x in c], **{k: float(cam[k]) for k in CAMERA_KEYS[1:]}}
@@ -282,20 +299,70 @@ def lesson_from_dict(d, where="lesson"):
     return Lesson(**kw)
 
 
+class _LongInteger:
+    """An integer literal with more than MAX_DIGITS digits, kept unconverted so that the check of
+    the parsed file names its key."""
+
+    def __init__(self, text):
+        self.digits = len(text.lstrip("-"))
+
+    def __repr__(self):
+        return f"an integer of {self.digits} digits"
+
+
+def _parse_int(text):
+    return int(text) if len(text.lstrip("-")) <= MAX_DIGITS else _LongInteger(text)
+
+
+def _check_shape(where, d):
+    """Depth, number of values and overlong integers of the parsed file, walked without recursion;
+    the key path of the first fault is named."""
+    stack, count = [(d, "", 1)], 0
+    while stack:
+        x, key, depth = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise LessonError(f"{where}: more than {MAX_VALUES} values; a lesson holds a few dozen")
+        if isinstance(x, _LongInteger):
+            _fail(where, key or "(top)", f"{x!r}: a number in a lesson has at most {MAX_DIGITS} digits")
+        if isinstance(x, (dict, list)):
+            if depth > MAX_DEPTH:
+                _fail(where, key or "(top)", f"nested more than {MAX_DEPTH} levels deep")
+            items = x.items() if isinstance(x, dict) else enumerate(x)
+            for k, y in items:
+                sub = f"{key}.{k}" if isinstance(x, dict) else f"{key}[{k}]"
+                stack.append((y, sub.lstrip("."), depth + 1))
+
+
 def load_lesson(path) -> Lesson:
-    """Read and check a lesson file (not yet against its model: see ``check_model``)."""
+    """Read and check a lesson file (not yet against its model: see ``check_model``). The file is
+    untrusted: one bigger than MAX_BYTES is not read, one nested deeper than MAX_DEPTH or holding
+    more than MAX_VALUES values or an integer of more than MAX_DIGITS digits is refused; every fault
+    is a LessonError naming the file (and the key where there is one)."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_BYTES:
+                raise LessonError(f"{path}: {size} bytes; a lesson file is at most {MAX_BYTES / 1e6:g} MB")
+            raw = f.read(MAX_BYTES + 1)
     except OSError as exc:
         raise LessonError(f"{path}: can not read the lesson: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:         # grew while read, or a device that reports no size
+        raise LessonError(f"{path}: more than {MAX_BYTES} bytes; a lesson file is at most {MAX_BYTES / 1e6:g} MB")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LessonError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
     try:
-        d = json.loads(text)
+        d = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise LessonError(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise LessonError(f"{path}: nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:
+        raise LessonError(f"{path}: not valid JSON: {exc}") from None
+    _check_shape(path, d)
     lesson = lesson_from_dict(d, where=path)
     lesson.path = os.path.abspath(path)
     return lesson
@@ -303,7 +370,10 @@ def load_lesson(path) -> Lesson:
 
 def save_lesson(lesson: Lesson, path):
     """Write a lesson file (JSON, keys in a fixed order). A model given by path is written relative
-    to the new file's folder. The written file is read back and checked."""
+    to the new file's folder. The file is written whole or not at all (``app.safewrite``): the
+    written text is read back and parsed before it replaces an old file. Raises LessonError (a
+    lesson that would not load) or ``safewrite.WriteError`` (an OSError naming the path)."""
+    from .safewrite import atomic_write
     path = os.fspath(path)
     d = lesson.to_dict()
     if "path" in lesson.model:
@@ -315,10 +385,17 @@ def save_lesson(lesson: Lesson, path):
         d["model"] = {**lesson.model, "path": rel.replace(os.sep, "/")}
     lesson_from_dict(d, where=path)      # never write a file that would not load
     text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
-    tmp = path + ".part"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def verify(tmp):
+        with open(tmp, encoding="utf-8") as f:
+            if json.load(f) != json.loads(text):
+                raise ValueError("the lesson reads back different")
+
+    atomic_write(path, write, verify)
     lesson.path = os.path.abspath(path)
     return path
 

@@ -64,6 +64,9 @@ class LessonUI(QtCore.QObject):
         except L.LessonError as exc:
             win.modelFailed.emit(path, str(exc))
             return
+        except Exception as exc:         # never an unnamed "Unexpected error": the file is named
+            win.modelFailed.emit(path, f"{path}: {type(exc).__name__}: {exc}")
+            return
         src = lesson.model_source()
         self._pending = (lesson, src)
         win._loading = src
@@ -292,8 +295,8 @@ class LessonUI(QtCore.QObject):
         lesson.title, lesson.notes = title.text(), notes.toPlainText()
         try:
             L.save_lesson(lesson, path)
-        except (OSError, L.LessonError) as exc:
-            win._error("Save lesson", f"{path}: {exc}")
+        except (OSError, L.LessonError) as exc:      # both name the file (safewrite.WriteError, LessonError)
+            win._error("Save lesson", str(exc) if path in str(exc) else f"{path}: {exc}")
             return
         self.current = lesson
         win.settings.setValue("lesson_dir", os.path.dirname(path))

@@ -677,6 +677,19 @@ class MainWindow(QtWidgets.QMainWindow):
         r = [path] + [p for p in self.recent_files() if p != path]
         self.settings.setValue("recent", r[:MAX_RECENT])
         self._fill_recent()
+        self.save_settings()
+
+    def save_settings(self):
+        """Write the settings now (``safewrite.save_settings``); a failure is a notice naming the
+        file (and a line on the terminal). True when written."""
+        from .safewrite import WriteError, save_settings
+        try:
+            save_settings(self.settings)
+        except WriteError as exc:
+            self._notice(f"settings not saved: {exc}")
+            print(f"jointlab: settings not saved: {exc}", file=sys.stderr)
+            return False
+        return True
 
     def _fill_recent(self):
         self.recent_menu.clear()
@@ -698,10 +711,16 @@ class MainWindow(QtWidgets.QMainWindow):
         return img
 
     def save_screenshot(self, path):
-        """PNG of the whole window (3D view included)."""
+        """PNG of the whole window (3D view included), written whole or not at all
+        (``app.safewrite``: decoded back at its size); WriteError (an OSError) naming the path."""
+        from .safewrite import atomic_write, image_size
         img = self.window_image()
-        if not img.save(path, "PNG"):
-            raise OSError(f"could not write {path}")
+
+        def write(tmp):
+            if not img.save(tmp, "PNG"):
+                raise OSError(f"Qt could not write the PNG {tmp}")
+
+        atomic_write(path, write, image_size(img.width(), img.height()))
         return img
 
     def _screenshot_dialog(self):
@@ -723,6 +742,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def closeEvent(self, ev):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())
+        self.save_settings()
         self.timer.stop()
         self.recording.stop()
         if self.worker is not None:

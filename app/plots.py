@@ -553,7 +553,7 @@ class PlotPanel(QtWidgets.QWidget):
             try:
                 self.export_csv(path)
             except OSError as e:
-                QtWidgets.QMessageBox.warning(self, "Export CSV", f"Could not write {path}: {e}")
+                QtWidgets.QMessageBox.warning(self, "Export CSV", f"Could not write {path}: {getattr(e, 'reason', e)}")
 
     def export_png(self, path, width=None):
         """The plot rows with their axes and legends as a PNG image (``width`` pixels wide, by
@@ -561,14 +561,20 @@ class PlotPanel(QtWidgets.QWidget):
         from pyqtgraph.exporters import ImageExporter
         if not self.paused:         # paused, the user may have zoomed: export what is shown
             self.refresh(force=True)
+        from .safewrite import atomic_write, image_size
         ex = ImageExporter(self.glw.ci)
         ex.parameters()["background"] = pg.mkColor("w")
         if width is not None:
             ex.parameters()["width"] = int(width)      # the height follows the aspect ratio
-        ex.export(str(path))
-        img = QtGui.QImage(str(path))
-        if img.isNull():
-            raise OSError(f"could not write the PNG {path}")
+        img = ex.export(toBytes=True)
+        if img is None or img.isNull():
+            raise OSError(f"could not draw the plot for {path}")
+
+        def write(tmp):
+            if not img.save(tmp, "PNG"):
+                raise OSError(f"Qt could not write the PNG {tmp}")
+
+        atomic_write(path, write, image_size(img.width(), img.height()))     # whole or not at all
         self.message.emit(f"wrote the plot ({img.width()} x {img.height()} px) to {path}")
         return img.width(), img.height()
 
@@ -577,26 +583,31 @@ class PlotPanel(QtWidgets.QWidget):
         Qt's SVG generator: pyqtgraph's own SVG exporter fails on the closed paths ("Z") Qt 6
         emits. Returns (width, height) of the drawing in px."""
         from PyQt6.QtSvg import QSvgGenerator
+        from .safewrite import atomic_write, svg_drawing
         if not self.paused:
             self.refresh(force=True)
         source = self.glw.ci.sceneBoundingRect()
         w, h = int(np.ceil(source.width())), int(np.ceil(source.height()))
-        gen = QSvgGenerator()
-        gen.setFileName(str(path))
-        gen.setSize(QtCore.QSize(w, h))
-        gen.setViewBox(QtCore.QRectF(0, 0, w, h))
-        # the screen's resolution: the axes replay their cached pictures unscaled (a different one
-        # shrinks the tick labels), and the drawing opens at its on-screen size
-        gen.setResolution(self.glw.logicalDpiX())
-        gen.setTitle("JointLab plot")
-        gen.setDescription(", ".join(self.channels()))
-        painter = QtGui.QPainter()
-        if not painter.begin(gen):
-            raise OSError(f"could not write the SVG {path}")
-        target = QtCore.QRectF(0, 0, w, h)
-        painter.fillRect(target, QtGui.QColor("white"))
-        self.glw.scene().render(painter, target, source)
-        painter.end()
+
+        def write(tmp):
+            gen = QSvgGenerator()
+            gen.setFileName(tmp)
+            gen.setSize(QtCore.QSize(w, h))
+            gen.setViewBox(QtCore.QRectF(0, 0, w, h))
+            # the screen's resolution: the axes replay their cached pictures unscaled (a different one
+            # shrinks the tick labels), and the drawing opens at its on-screen size
+            gen.setResolution(self.glw.logicalDpiX())
+            gen.setTitle("JointLab plot")
+            gen.setDescription(", ".join(self.channels()))
+            painter = QtGui.QPainter()
+            if not painter.begin(gen):
+                raise OSError(f"Qt could not write the SVG {tmp}")
+            target = QtCore.QRectF(0, 0, w, h)
+            painter.fillRect(target, QtGui.QColor("white"))
+            self.glw.scene().render(painter, target, source)
+            painter.end()       # Qt reports no write error: the drawing is parsed back instead
+
+        atomic_write(path, write, svg_drawing)          # whole or not at all
         self.message.emit(f"wrote the plot (SVG, {w} x {h} px) to {path}")
         return w, h
 
@@ -610,4 +621,4 @@ class PlotPanel(QtWidgets.QWidget):
         try:
             self.export_png(path) if kind == "png" else self.export_svg(path)
         except OSError as e:
-            QtWidgets.QMessageBox.warning(self, "Export plot", f"Could not write {path}: {e}")
+            QtWidgets.QMessageBox.warning(self, "Export plot", f"Could not write {path}: {getattr(e, 'reason', e)}")

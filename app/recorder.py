@@ -242,13 +242,19 @@ class Recorder:
 
     # ------------------------------------------------------------------ CSV
     def to_csv(self, path):
-        """Write every held sample; full precision, so reading back gives the same numbers."""
+        """Write every held sample; full precision, so reading back gives the same numbers. Whole or
+        not at all (``app.safewrite``: the rows are counted back); WriteError (an OSError) naming the path."""
+        from .safewrite import atomic_write, csv_rows
         data = self.data()
-        with open(path, "w", newline="") as f:
-            f.write(",".join(self.layout.names) + "\n")
-            buf = io.StringIO()
-            np.savetxt(buf, data, delimiter=",", fmt="%.17g")
-            f.write(buf.getvalue())
+
+        def write(tmp):
+            with open(tmp, "w", newline="") as f:
+                f.write(",".join(self.layout.names) + "\n")
+                buf = io.StringIO()
+                np.savetxt(buf, data, delimiter=",", fmt="%.17g")
+                f.write(buf.getvalue())
+
+        atomic_write(path, write, csv_rows(data.shape[0]))
         return data.shape[0]
 
 

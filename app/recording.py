@@ -8,6 +8,10 @@ nothing moved) repeats the previous picture, so the video's length is the record
 length whatever the paint rate. The whole-window mode grabs on a timer at the video rate instead
 (slower: the widgets are painted into an image).
 
+The file is written whole or not at all (``app.safewrite``): encoded into a temporary file in the
+target's folder, its frames counted back (imageio; a GIF's total delay through Pillow), then renamed
+over the target; a failure (a full disk) leaves no video, an old file as it was, and ``error`` says why.
+
 Encoding never stalls the GUI: frames go through a bounded queue to a writer thread (imageio with
 its ffmpeg plugin, H.264 for MP4, a bundled ffmpeg binary; Pillow for GIF). When the writer falls
 behind and the queue is full, a frame is skipped (counted in ``dropped``) and the previous picture
@@ -71,12 +75,13 @@ class _Writer(threading.Thread):
         self.error = None
         self.total = None            # slots to fill when the recording ends
         self._prev = None
+        self._ended = False          # the end mark (None) was taken from the queue
 
-    def _open(self):
+    def _open(self, path):
         import imageio.v2 as iio
-        if self.path.lower().endswith(".gif"):
-            return iio.get_writer(self.path, mode="I", duration=1000.0 / self.fps, loop=0)
-        return iio.get_writer(self.path, format="FFMPEG", mode="I", fps=self.fps, codec="libx264",
+        if path.lower().endswith(".gif"):
+            return iio.get_writer(path, mode="I", duration=1000.0 / self.fps, loop=0)
+        return iio.get_writer(path, format="FFMPEG", mode="I", fps=self.fps, codec="libx264",
                               pixelformat="yuv420p", quality=7, macro_block_size=1,
                               ffmpeg_log_level="error", output_params=["-preset", "veryfast"])
 
@@ -93,16 +98,24 @@ class _Writer(threading.Thread):
         return out
 
     def run(self):
+        """Encode into a temporary file, count its frames back, rename it over the target
+        (``app.safewrite``); a failure leaves no file (an old one as it was) and sets ``error``."""
+        from .safewrite import atomic_file, video_frames
         try:
-            writer = self._open()
-        except Exception as exc:       # reported by the recorder (status bar / CLI)
+            with atomic_file(self.path, lambda tmp: video_frames(self.written, self.fps)(tmp)) as tmp:
+                self._encode(tmp)
+        except Exception as exc:       # a WriteError naming the file, reported by the recorder
             self.error = exc
-            self._drain()
-            return
+            if not self._ended:
+                self._drain()
+
+    def _encode(self, path):
+        writer = self._open(path)
         try:
             while True:
                 item = self.q.get()
                 if item is None:
+                    self._ended = True
                     break
                 slot, frame = item
                 frame = self._fit(frame)
@@ -119,14 +132,34 @@ class _Writer(threading.Thread):
                 while self.written < self.total:
                     writer.append_data(self._prev)
                     self.written += 1
-        except Exception as exc:
-            self.error = exc
-            self._drain()
-        finally:
+        except BaseException:
             try:
-                writer.close()
-            except Exception as exc:
-                self.error = self.error or exc
+                self._close(writer)
+            except Exception:
+                pass
+            raise
+        self._close(writer)
+
+    @staticmethod
+    def _close(writer):
+        """Close the imageio writer. After a failed close (a GIF is written at its close) imageio
+        keeps the frames and its open file, and its finaliser would write them again: the frames
+        are dropped and the file released here (the temporary file is then removed)."""
+        try:
+            writer.close()
+        except BaseException:
+            plugin = getattr(writer, "instance", writer)
+            if isinstance(getattr(plugin, "images_to_write", None), list):
+                plugin.images_to_write.clear()
+            if hasattr(writer, "closed"):
+                writer.closed = True
+            request = getattr(plugin, "_request", None) or getattr(writer, "request", None)
+            try:
+                if request is not None:
+                    request.finish()
+            except Exception:
+                pass
+            raise
 
     def _drain(self):
         while True:
@@ -222,7 +255,8 @@ class VideoRecorder(QtCore.QObject):
 
     def _join(self):
         self._writer.join()
-        self.error = f"{type(self._writer.error).__name__}: {self._writer.error}" if self._writer.error else ""
+        from .safewrite import reason_of
+        self.error = reason_of(self._writer.error) if self._writer.error else ""     # the path is ours
         self._done.set()
         self.finished.emit(self.path, self.error)
 
@@ -264,8 +298,8 @@ class VideoRecorder(QtCore.QObject):
         self.grab_time.append(time.perf_counter() - a)
 
     def _tick(self):
-        if self.duration is not None and self.elapsed() >= self.duration:
-            self.stop()
+        if (self.duration is not None and self.elapsed() >= self.duration) or self._writer.error is not None:
+            self.stop()          # at the set length, or at once when the file can not be written
             return
         slot = self._due_slot()
         if not self.whole_window:

@@ -14,7 +14,7 @@ from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
 from . import _inliner
 _inliner.apply()        # numba's IR inliner without its waste, when numba is the version it was written for
 from .errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
-                     NumericalOverflow, ModelWarning, LoopFailure)
+                     NumericalOverflow, ModelWarning, LoopFailure, RolloutDiverged)
 from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
 from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
 from .spatial import pose, rpy_to_rot
@@ -43,7 +43,7 @@ from .contact import Ground, Contact
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
-    "NumericalOverflow", "ModelWarning", "LoopFailure",
+    "NumericalOverflow", "ModelWarning", "LoopFailure", "RolloutDiverged",
     "Revolute", "Prismatic", "Helical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "Model", "ModelBuilder", "Inertia", "JointInfo", "Frame", "pose", "rpy_to_rot",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "bias_forces",

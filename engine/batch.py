@@ -21,6 +21,16 @@ loads a threading layer; a chunk kernel is an ordinary one.
 (``engine.steploop``: the Simulator's integrators and joint damping, every joint torque-driven):
 ``taus`` is (N, steps, nv), or (steps, nv) shared by all rollouts. Row 0 of each trajectory is the
 initial state, row k the state after k steps.
+
+Errors name the row and the argument. Bad input (a wrong shape, NaN or Inf, a zero quaternion of a
+ball or free joint in one row) raises InputError before anything is computed: "Q: row 2: the
+quaternion ... of free joint 'root' ... is zero". A row whose result overflows (NumericalOverflow)
+or meets a singular articulated inertia (SingularInertiaError) raises that error with "row i: " in
+front of its message; the exception also carries ``rows`` (every failing row), ``row`` (the first)
+and ``result`` (the whole output, NaN in the failing rows, the other rows computed). A rollout that
+diverges in some rows raises ``engine.RolloutDiverged`` (a SimulationDiverged) once every row has
+run: its ``rows`` are the diverged rows, its ``Q`` and ``V`` every row's trajectory (a diverged row
+up to its last good state, NaN after).
 """
 from __future__ import annotations
 
@@ -34,7 +44,7 @@ from .layout import njit
 from .algorithms.aba import aba
 from .algorithms.crba import crba
 from .algorithms.rnea import rnea
-from .errors import InputError, SingularInertiaError, SimulationDiverged
+from .errors import InputError, SingularInertiaError, NumericalOverflow, RolloutDiverged
 from .model import WS_DTYPE
 from .steploop import advance, NPARAMS
 from .loopkernels import NI, NF
@@ -146,6 +156,27 @@ def _same_rows(name, a, N):
         raise InputError(f"{name}: expected {N} rows (one per state), got {a.shape[0]}", name)
 
 
+def _quaternions(model, Q, name):
+    """InputError naming the row, the argument and the joint when the quaternion of a ball or free
+    joint in a row of Q is zero (or its squared norm underflows): the kernels would divide by zero
+    (the per-call functions' test, engine.api._zero_quaternion, over every row at once)."""
+    for j in model.joints:
+        if j.kind not in ("spherical", "free"):
+            continue
+        k = j.idx_q + (3 if j.kind == "free" else 0)
+        x = Q[:, k:k + 4]
+        bad = np.flatnonzero(~(np.einsum("ij,ij->i", x, x) > 0.0))
+        if bad.size:
+            raise InputError(f"{name}: row {int(bad[0])}: the quaternion (w, x, y, z) of {j.kind} joint "
+                             f"'{j.name}' (coordinates {k}..{k + 3}) is zero; a rotation needs a non-zero "
+                             f"(unit) quaternion, e.g. from model.neutral()"
+                             + (f" ({bad.size} rows: {_listing(bad)})" if bad.size > 1 else ""), name)
+
+
+def _listing(rows, n=20):
+    return ", ".join(str(int(r)) for r in rows[:n]) + (", ..." if len(rows) > n else "")
+
+
 _pool = None
 _pool_lock = threading.Lock()
 
@@ -173,31 +204,47 @@ def _run(kernel, model, threads, N, *args):
                for c in range(1, k)]
     try:
         kernel(model._mb, wsize, *args, bounds[0], bounds[1], status)
+    except ZeroDivisionError:   # a quaternion _quaternions let through (not expected): still typed
+        raise InputError("a quaternion of a ball or free joint in one of the rows is too small to "
+                         "normalise", "Q") from None
     finally:
         wait(futures)           # no chunk may still write into the arrays when this returns or raises
     for f in futures:
-        f.result()              # a chunk's exception (a zero quaternion) is raised here
+        try:
+            f.result()          # a chunk's exception is raised here
+        except ZeroDivisionError:
+            raise InputError("a quaternion of a ball or free joint in one of the rows is too small to "
+                             "normalise", "Q") from None
     return status
 
 
-def _check(model, status, names, arrays):
+def _check(model, status, names, arrays, function, out):
+    """Raise the error of the first failing row (status != 0), its message led by "row i: "; the
+    exception carries rows (every failing row), row (the first) and result (out, NaN in the
+    failing rows: the others are computed)."""
     bad = np.flatnonzero(status)
     if not bad.size:
         return
     i = int(bad[0])
     st = int(status[i])
-    if st < 0:
-        raise SingularInertiaError(model.joints[-st - 1].name)
+    out[bad] = np.nan
     from .api import _raise
     try:
-        _raise(model, st, names, [a[i] for a in arrays])
-    except InputError as e:
-        raise InputError(f"row {i}: {e}", e.argument) from None
+        if st < 0:
+            raise SingularInertiaError(model.joints[-st - 1].name)
+        _raise(model, st, names, [a[i] for a in arrays], function)
+    except (InputError, NumericalOverflow, SingularInertiaError) as e:
+        others = f" (failing rows: {_listing(bad)})" if bad.size > 1 else ""
+        e.args = (f"row {i}{others}: {e}",)
+        e.row, e.rows, e.result = i, bad.tolist(), out
+        raise e from None
 
 
 def forward_dynamics(model, Q, V, TAU, threads=None):
-    """A[i] = engine.forward_dynamics(model, Q[i], V[i], TAU[i]) for every row i: (N, nv)."""
+    """A[i] = engine.forward_dynamics(model, Q[i], V[i], TAU[i]) for every row i: (N, nv).
+    Errors name the row and the argument (module docstring)."""
     Q = _stack(Q, "Q", model.nq)
+    _quaternions(model, Q, "Q")
     N = Q.shape[0]
     V = _stack(V, "V", model.nv)
     TAU = _stack(TAU, "TAU", model.nv)
@@ -205,13 +252,15 @@ def forward_dynamics(model, Q, V, TAU, threads=None):
     _same_rows("TAU", TAU, N)
     out = np.empty((N, model.nv))
     st = _run(_forward_dynamics, model, threads, N, Q, V, TAU, out)
-    _check(model, st, ("Q", "V", "TAU"), (Q, V, TAU))
+    _check(model, st, ("Q", "V", "TAU"), (Q, V, TAU), "batch.forward_dynamics", out)
     return out
 
 
 def inverse_dynamics(model, Q, V, A, threads=None):
-    """TAU[i] = engine.inverse_dynamics(model, Q[i], V[i], A[i]) for every row i: (N, nv)."""
+    """TAU[i] = engine.inverse_dynamics(model, Q[i], V[i], A[i]) for every row i: (N, nv).
+    Errors name the row and the argument (module docstring)."""
     Q = _stack(Q, "Q", model.nq)
+    _quaternions(model, Q, "Q")
     N = Q.shape[0]
     V = _stack(V, "V", model.nv)
     A = _stack(A, "A", model.nv)
@@ -219,17 +268,19 @@ def inverse_dynamics(model, Q, V, A, threads=None):
     _same_rows("A", A, N)
     out = np.empty((N, model.nv))
     st = _run(_inverse_dynamics, model, threads, N, Q, V, A, out)
-    _check(model, st, ("Q", "V", "A"), (Q, V, A))
+    _check(model, st, ("Q", "V", "A"), (Q, V, A), "batch.inverse_dynamics", out)
     return out
 
 
 def mass_matrix(model, Q, threads=None):
-    """M[i] = engine.mass_matrix(model, Q[i]) for every row i: (N, nv, nv)."""
+    """M[i] = engine.mass_matrix(model, Q[i]) for every row i: (N, nv, nv).
+    Errors name the row and the argument (module docstring)."""
     Q = _stack(Q, "Q", model.nq)
+    _quaternions(model, Q, "Q")
     N = Q.shape[0]
     out = np.empty((N, model.nv, model.nv))
     st = _run(_mass_matrix, model, threads, N, Q, out)
-    _check(model, st, ("Q",), (Q,))
+    _check(model, st, ("Q",), (Q,), "batch.mass_matrix", out)
     return out
 
 
@@ -238,13 +289,19 @@ def rollout(model, q0s, v0s, taus, dt, integrator="rk4", threads=None):
     taus[i] (N, steps, nv) or taus (steps, nv) for all; Q (N, steps + 1, nq), V (N, steps + 1, nv),
     row 0 the initial state. Equal to ``engine.Simulator(model, dt, integrator, q0, v0)`` stepped
     with ``tau_cmd`` = taus[i][k] at step k. The model's closed-loop constraints are not applied
-    (use the Simulator for those). A rollout that diverges raises SimulationDiverged naming it."""
+    (use the Simulator for those).
+
+    Rows are independent: a rollout that diverges stops at its last good state while the others run
+    to the end; then ``engine.RolloutDiverged`` (a SimulationDiverged) is raised naming the diverged
+    rows, with ``.rows`` and every row's trajectory in ``.Q`` and ``.V`` (a diverged row NaN after
+    its last good state). Bad input is an InputError naming the argument and the row."""
     if integrator not in INTEGRATOR_CODES:
         raise InputError(f"integrator: expected one of {tuple(INTEGRATOR_CODES)}, got {integrator!r}", "integrator")
     dt = float(dt)
     if not (np.isfinite(dt) and dt > 0):
         raise InputError(f"dt: expected a positive time step, got {dt!r}", "dt")
     q0s = _stack(q0s, "q0s", model.nq)
+    _quaternions(model, q0s, "q0s")
     N = q0s.shape[0]
     v0s = _stack(v0s, "v0s", model.nv)
     _same_rows("v0s", v0s, N)
@@ -272,8 +329,10 @@ def rollout(model, q0s, v0s, taus, dt, integrator="rk4", threads=None):
         i = int(failed[0])
         s = int(st[i])
         if s < 0:
-            raise SingularInertiaError(model.joints[-s - 1].name)
+            e = SingularInertiaError(model.joints[-s - 1].name)
+            e.args = (f"rollout row {i}: {e}",)
+            e.row, e.rows = i, failed.tolist()
+            raise e
         n = int(np.argmax(~np.isfinite(Q[i, :, 0]))) - 1 if not np.all(np.isfinite(Q[i, :, 0])) else steps
-        raise SimulationDiverged(n * dt, Q[i, n].copy(), V[i, n].copy(), f"rollout {i}", float("nan"), dt,
-                                 integrator)
+        raise RolloutDiverged(failed, Q, V, n * dt, dt, integrator)
     return Q, V

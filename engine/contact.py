@@ -40,34 +40,79 @@ RIM_POINTS = 8
 class Ground:
     """A flat ground: the plane {x : n . x = height} with unit normal n (a tilted normal makes a
     slope), Coulomb friction coefficient ``friction`` (>= 0) and ``restitution`` in [0, 1]
-    (0 = inelastic)."""
+    (0 = inelastic).
+
+    Every attribute is checked when it is assigned, at construction and after (the simulator reads
+    the ground at every step): a bad value raises ValueError naming the attribute and the value,
+    and the old value stays. ``normal`` is stored normalised and read-only (assign a new one)."""
 
     def __init__(self, height=0.0, normal=(0.0, 0.0, 1.0), friction=0.8, restitution=0.0):
+        self.height = height
+        self.normal = normal
+        self.friction = friction
+        self.restitution = restitution
+
+    @staticmethod
+    def _number(name, value, expected, ok):
+        """float(value) when it is a finite number for which ok(x) holds, else ValueError."""
         try:
-            self.height = float(height)
+            x = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"Ground height: expected a number (m), got {height!r}") from None
-        if not math.isfinite(self.height):
-            raise ValueError(f"Ground height: expected a finite number (m), got {height!r}")
+            x = None
+        if isinstance(value, (bool, str)) or x is None or not math.isfinite(x) or not ok(x):
+            raise ValueError(f"Ground {name}: expected {expected}, got {value!r}")
+        return x
+
+    @property
+    def height(self):
+        """Offset of the plane along its normal (m): the plane is n . x = height."""
+        return self._height
+
+    @height.setter
+    def height(self, value):
+        self._height = self._number("height", value, "a finite number (m)", lambda x: True)
+
+    @property
+    def normal(self):
+        """Unit normal of the plane, pointing out of the ground (read-only array)."""
+        return self._normal
+
+    @normal.setter
+    def normal(self, value):
         try:
-            n = np.array(normal, dtype=float).reshape(-1)
+            n = np.array(value, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise ValueError(f"Ground normal: expected 3 numbers, got {normal!r}") from None
-        if n.size != 3 or not np.all(np.isfinite(n)) or not np.linalg.norm(n) > 1e-12:
-            raise ValueError(f"Ground normal: expected a finite, non-zero 3-vector, got {normal!r}")
-        self.normal = n / np.linalg.norm(n)
-        try:
-            self.friction = float(friction)
-        except (TypeError, ValueError):
-            raise ValueError(f"Ground friction: expected a number >= 0, got {friction!r}") from None
-        if not (math.isfinite(self.friction) and self.friction >= 0.0):
-            raise ValueError(f"Ground friction: expected a finite number >= 0, got {friction!r}")
-        try:
-            self.restitution = float(restitution)
-        except (TypeError, ValueError):
-            raise ValueError(f"Ground restitution: expected a number in [0, 1], got {restitution!r}") from None
-        if not (0.0 <= self.restitution <= 1.0):
-            raise ValueError(f"Ground restitution: expected a number in [0, 1], got {restitution!r}")
+            n = None
+        if isinstance(value, str) or n is None or n.size != 3 or not np.all(np.isfinite(n)) \
+                or not np.linalg.norm(n) > 1e-12:
+            raise ValueError(f"Ground normal: expected a finite, non-zero 3-vector, got {value!r}")
+        n = n / np.linalg.norm(n)
+        n.setflags(write=False)         # changed in place it would skip these checks
+        self._normal = n
+
+    @property
+    def friction(self):
+        """Coulomb friction coefficient (>= 0)."""
+        return self._friction
+
+    @friction.setter
+    def friction(self, value):
+        self._friction = self._number("friction", value, "a finite number >= 0", lambda x: x >= 0.0)
+
+    @property
+    def restitution(self):
+        """Coefficient of restitution in [0, 1] (0 = inelastic, 1 = elastic)."""
+        return self._restitution
+
+    @restitution.setter
+    def restitution(self, value):
+        self._restitution = self._number("restitution", value, "a number in [0, 1]", lambda x: 0.0 <= x <= 1.0)
+
+    def __setattr__(self, name, value):
+        if not hasattr(type(self), name) and not name.startswith("_"):
+            raise AttributeError(f"Ground has no setting {name!r}; its settings are height, normal, "
+                                 "friction and restitution")
+        object.__setattr__(self, name, value)
 
     def tangents(self):
         """Two unit vectors spanning the plane (t1, t2, n right-handed)."""
@@ -124,6 +169,23 @@ def _rows(T):
     return T[:, :9].reshape(-1, 3, 3), T[:, 9:12]
 
 
+def _check_size(sh):
+    """A collision shape's size, radius and length finite and >= 0, else ValueError naming the link
+    and the value (a shape changed in code after loading; the loaders check the files)."""
+    what = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"),
+            "cylinder": ("radius", "length")}.get(sh.kind, ())
+    for attr in what:
+        raw = getattr(sh, attr)
+        try:
+            x = np.asarray(raw, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            x = np.array([np.nan])
+        if x.size != (3 if attr == "size" else 1) or not np.all(np.isfinite(x) & (x >= 0)):
+            raise ValueError(f"collision {sh.kind} {attr} of link '{sh.link}': expected "
+                             f"{'3 finite numbers' if attr == 'size' else 'a finite number'} >= 0, "
+                             f"got {raw!r}")
+
+
 class ContactGeometry:
     """What of a model's collision shapes can touch a plane or another box (built once per model)."""
 
@@ -138,6 +200,7 @@ class ContactGeometry:
             self.shape_names.append(sh.link)
             if sh.body == 0:
                 continue
+            _check_size(sh)
             T = np.asarray(sh.placement, dtype=float)
             R, p = T[:3, :3], T[:3, 3]
             if sh.kind == "box":

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .api import mass_matrix, coriolis_matrix, gravity_forces, jacobian, frame_pose, _as_vector
+from .api import (mass_matrix, coriolis_matrix, gravity_forces, jacobian, frame_pose, _as_vector,
+                  _coordinate_name)
 from .constraints import active_constraints, constraint_system
-from .errors import InputError
+from .errors import InputError, NumericalOverflow
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,19 @@ def _point_jacobian(model, q, name, point):
     return J[3:] - rx @ J[:3]
 
 
+def _checked(model, x, name, n, coordinates=True):
+    """x as a vector of n finite numbers, else InputError naming the argument (as the kernels name
+    q, v and tau): "a: expected 2, got 3", "a: holds NaN or Inf (first at index 1, joint ...)"."""
+    x = _as_vector(x, name, n)
+    if x.size != n:
+        raise InputError(f"{name}: expected {n}, got {x.size}", name)
+    bad = np.flatnonzero(~np.isfinite(x))
+    if bad.size:
+        where = f", {_coordinate_name(model, int(bad[0]), False)}" if coordinates else ""
+        raise InputError(f"{name}: holds NaN or Inf (first at index {bad[0]}{where})", name)
+    return x
+
+
 def _contact_term(model, q, contacts):
     out = np.zeros(model.nv)
     for i, c in enumerate(contacts):
@@ -76,9 +90,14 @@ def _contact_term(model, q, contacts):
         except AttributeError:
             raise InputError(f"contacts[{i}]: expected an object with .body, .point and .force "
                              "(as Simulator.contacts lists them)", "contacts") from None
+        for what, x in (("force", force), ("point", point)):
+            try:
+                x = np.asarray(x, dtype=float).reshape(-1)
+            except (TypeError, ValueError):
+                x = np.array([np.nan])
+            if x.size != 3 or not np.all(np.isfinite(x)):
+                raise InputError(f"contacts[{i}].{what}: expected 3 finite numbers, got {x}", "contacts")
         f = np.asarray(force, dtype=float).reshape(-1)
-        if f.size != 3 or not np.all(np.isfinite(f)):
-            raise InputError(f"contacts[{i}].force: expected 3 finite numbers", "contacts")
         for name, sign in ((body, 1.0), (other, -1.0)):
             if name in (None, "ground", "world"):
                 continue
@@ -123,10 +142,16 @@ def equation_terms(model, q, v, a, lam=None, f_ext=None, constraints=None, conta
     components, as returned by ``constrained_forward_dynamics``); None or empty for a tree. f_ext:
     {body or link: wrench (m, f) in its frame}. contacts: ``Simulator.contacts`` (each .body, .point,
     .force in the world frame). limit_forces: ``Simulator.limit_forces`` (nv). Returns
-    ``EquationTerms``."""
+    ``EquationTerms``.
+
+    Bad input raises InputError naming the argument (a wrong length, NaN or Inf in v, a, lam,
+    limit_forces, f_ext or contacts); finite input whose terms overflow raises NumericalOverflow,
+    as ``forward_dynamics`` does."""
     nv = model.nv
-    v = _as_vector(v, "v", nv)
-    a = _as_vector(a, "a", nv)
+    v = _checked(model, v, "v", nv)
+    a = _checked(model, a, "a", nv)
+    if limit_forces is not None:
+        limit_forces = _checked(model, limit_forces, "limit_forces", nv)
     M = mass_matrix(model, q)
     C = coriolis_matrix(model, q, v)
     g = gravity_forces(model, q)
@@ -135,9 +160,10 @@ def equation_terms(model, q, v, a, lam=None, f_ext=None, constraints=None, conta
         _, A, _, _ = constraint_system(model, q, v, constraints)
         if lam is None:
             lam = np.zeros(A.shape[0])
-        lam = np.asarray(lam, dtype=float).reshape(-1)
-        if lam.shape[0] != A.shape[0]:
-            raise InputError(f"lam: expected {A.shape[0]} (the rows of the enabled constraints), got {lam.shape[0]}", "lam")
+        elif np.size(lam) != A.shape[0]:
+            raise InputError(f"lam: expected {A.shape[0]} (the rows of the enabled constraints), got "
+                             f"{np.size(lam)}", "lam")
+        lam = _checked(model, lam, "lam", A.shape[0], coordinates=False)
         cons = -A.T @ lam
     elif lam is not None and np.asarray(lam).size:
         raise InputError("lam: the model has no enabled constraints, expected none", "lam")
@@ -153,11 +179,16 @@ def equation_terms(model, q, v, a, lam=None, f_ext=None, constraints=None, conta
                 raise InputError(f"f_ext: no body or link named '{name}' in model '{model.name}'", "f_ext") from None
             ext -= J.T @ w
     contact = _contact_term(model, q, contacts) if contacts else np.zeros(nv)
-    limit = np.zeros(nv)
-    if limit_forces is not None:
-        limit = -_as_vector(limit_forces, "limit_forces", nv)
-    Mddq = M @ a
-    Cdq = C @ v
+    limit = np.zeros(nv) if limit_forces is None else -limit_forces
+    with np.errstate(all="ignore"):      # an overflow is reported below, by name
+        Mddq = M @ a
+        Cdq = C @ v
+        tau = Mddq + Cdq + g + cons + ext + contact + limit
+    if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(M)) and np.all(np.isfinite(C))):
+        names, args = ["q", "v", "a"], [q, v, a]
+        for nm, x in (("lam", lam), ("limit_forces", limit_forces)):
+            if x is not None:
+                names.append(nm), args.append(x)
+        raise NumericalOverflow("equation_terms", names, args)
     labels, joints = coordinate_labels(model)
-    return EquationTerms(labels, joints, M, C, Mddq, Cdq, g, cons, ext, contact, limit,
-                         Mddq + Cdq + g + cons + ext + contact + limit)
+    return EquationTerms(labels, joints, M, C, Mddq, Cdq, g, cons, ext, contact, limit, tau)

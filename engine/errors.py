@@ -117,3 +117,24 @@ class LoopFailure(SimulationDiverged):
         self.t, self.q, self.v = t, q, v
         self.coordinate = f"constraint '{constraint}'"
         self.value = residual
+
+
+class RolloutDiverged(SimulationDiverged):
+    """Rows of ``engine.batch.rollout`` diverged; the other rows ran to the end. ``rows``: the
+    diverged rows; ``Q``, ``V``: every row's trajectory, a diverged row up to its last good state
+    and NaN after it; ``t``, ``q``, ``v``: the last good state of the first diverged row."""
+
+    def __init__(self, rows, Q, V, t, dt, integrator):
+        self.rows = [int(r) for r in rows]
+        self.Q, self.V = Q, V
+        i = self.rows[0]
+        n = int(round(t / dt))
+        SimulationDiverged.__init__(self, t, Q[i, n].copy(), V[i, n].copy(), f"rollout {i}", float("nan"),
+                                    dt, integrator)
+        N = Q.shape[0]
+        listed = ", ".join(str(r) for r in self.rows[:20]) + (", ..." if len(self.rows) > 20 else "")
+        self.args = (f"rollout {i} diverged in the step from t = {t:.6g} s (dt = {dt:g}, integrator "
+                     f"{integrator}); try a smaller time step" + ("" if integrator == "rk4" else " or integrator 'rk4'")
+                     + f"; {len(self.rows)} of {N} rollouts diverged (rows {listed}), the others ran to the "
+                     "end: every row's trajectory is in .Q and .V (a diverged row NaN after its last good "
+                     "state), the diverged rows in .rows",)

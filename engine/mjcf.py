@@ -36,9 +36,13 @@ Mapping (MuJoCo -> engine):
   (lower/upper), actuator force ranges (``actuatorfrcrange``, effort limits).
 - Options: ``opt.gravity`` -> ``model.gravity``; ``opt.timestep`` -> ``model.description["timestep"]``
   (the engine's simulators take their own dt; this is the file's suggestion).
-- Not represented (a warning says which): joint springs (``stiffness``), fluid forces (``density``,
-  ``viscosity``), gravity compensation, tendons, ball-joint range cones, contacts (collision
-  shapes are kept for drawing and for a contact model).
+- Not represented (one MJCFWarning per file says which, with MuJoCo's own compiler warnings):
+  joint springs (``stiffness``), fluid forces (``density``, ``viscosity``), gravity compensation,
+  tendons, actuators, sensors, contact pairs and exclusions, flexes, keyframes, height-field and
+  SDF geoms, ball-joint range cones, contacts (collision shapes are kept for drawing and for a
+  contact model).
+- A file whose root element is not ``<mujoco>`` (a URDF, which MuJoCo would also compile) is
+  refused with a ModelError saying so.
 - Geoms -> ``model.visuals`` and ``model.collisions`` (``engine.visuals.Shape``): box, sphere,
   capsule, cylinder, mesh (the compiled vertices and faces), ellipsoid (collisions: kind
   "ellipsoid" with ``size`` = the three semi-axes; visuals: a triangle mesh of it) and plane
@@ -85,15 +89,21 @@ def is_mjcf(path):
         return True
     if not low.endswith(".xml"):
         return False
+    return _root_tag(s) == "mujoco"
+
+
+def _root_tag(path):
+    """The name of the file's root element, read from its first 8 kB (None when unreadable or
+    not found there)."""
     try:
-        with open(s, "rb") as f:
+        with open(path, "rb") as f:
             head = f.read(8192).decode("utf-8", errors="replace")
     except OSError:
-        return False
+        return None
     # the first element that is not a declaration, comment or processing instruction
     head = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
     m = re.search(r"<\s*([A-Za-z_][\w.:-]*)", head)
-    return bool(m) and m.group(1) == "mujoco"
+    return m.group(1) if m else None
 
 
 def _quat_rot(q):
@@ -133,11 +143,19 @@ _COMPILE_LOCK = threading.Lock()
 
 def _compile(mujoco, path):
     """MuJoCo's compiled model. MuJoCo's own warnings (deprecated attributes, ...) are collected
-    while it compiles and re-issued as MJCFWarning, instead of going to stdout and MUJOCO_LOG.TXT
-    (MuJoCo's warning hook is process-wide: compiles are serialised while it is swapped)."""
+    while it compiles and returned with it, (model, messages), for the file's one MJCFWarning,
+    instead of going to stdout and MUJOCO_LOG.TXT (MuJoCo's warning hook is process-wide:
+    compiles are serialised while it is swapped). A file whose root element is not <mujoco> (a
+    URDF, which MuJoCo would compile too) is refused."""
     s = os.fspath(path)
     if not os.path.isfile(s):
         raise ModelError(f"no such MJCF file: '{s}'", file=s)
+    root = _root_tag(s)
+    if root == "robot":
+        raise ModelError("this is a URDF file (root element <robot>), not MJCF; load it with "
+                         "engine.load_urdf", file=s)
+    if root is not None and root != "mujoco":
+        raise ModelError(f"not an MJCF file: the root element is <{root}>, expected <mujoco>", file=s)
     said = []
     get_hook = getattr(mujoco, "get_mju_user_warning", None)
     set_hook = getattr(mujoco, "set_mju_user_warning", None)
@@ -151,9 +169,7 @@ def _compile(mujoco, path):
             finally:
                 if set_hook:
                     set_hook(previous)
-        for msg in dict.fromkeys(said):
-            warnings.warn(f"{s}: MuJoCo: {msg}", MJCFWarning, stacklevel=3)
-        return m
+        return m, list(dict.fromkeys(said))
     except Exception as exc:      # MuJoCo reports every compile error as ValueError
         msg = " ".join(str(exc).split())
         m = re.search(r"[Ll]ine(?: number)?\s*=?\s*(\d+)", msg)
@@ -170,19 +186,19 @@ def load_mjcf(path) -> "Model":  # noqa: F821
     moving body, a massless moving chain end). Warns (MJCFWarning) about what is left out."""
     mujoco = _import_mujoco(path)
     file = os.fspath(path)
-    m = _compile(mujoco, file)
+    m, said = _compile(mujoco, file)
     try:
-        return _build(mujoco, m, file)
+        return _build(mujoco, m, file, said)
     except ModelError as e:
         if e.file is None:
             raise ModelError(e.bare_message, file=file, element=e.element) from None
         raise
 
 
-def _build(mujoco, m, file):
+def _build(mujoco, m, file, said=()):
     OBJ = mujoco.mjtObj
     JNT = mujoco.mjtJoint
-    ignored = []
+    ignored = []              # what the engine leaves out, named in the file's one MJCFWarning
 
     # ------------------------------------------------------------------ names
     used = {"world"}
@@ -264,6 +280,9 @@ def _build(mujoco, m, file):
             anchor = np.zeros(3) if t == JNT.mjJNT_SLIDE else np.array(m.jnt_pos[j], dtype=float)
             place = pending @ _pose(anchor)
             qa = int(m.jnt_qposadr[j])
+            if t in (JNT.mjJNT_HINGE, JNT.mjJNT_SLIDE) and not (np.all(np.isfinite(axis)) and np.any(axis)):
+                raise ModelError(f"joint '{joint_name[j]}': axis {axis.tolist()} is not a finite, "
+                                 "non-zero direction", **src)
             if t == JNT.mjJNT_HINGE:
                 joint = Revolute(axis)
                 place[:3, :3] = place[:3, :3] @ _axis_rot(axis, -float(m.qpos0[qa]))   # ref
@@ -303,6 +322,12 @@ def _build(mujoco, m, file):
         ignored.append("gravity compensation (gravcomp)")
     if m.ntendon:
         ignored.append(f"{m.ntendon} tendon(s)")
+    for count, what in ((m.nu, "actuator(s) (the engine's joints take torques directly)"),
+                        (m.nsensor, "sensor(s)"), (m.npair, "explicit contact pair(s)"),
+                        (m.nexclude, "contact exclusion(s)"), (getattr(m, "nflex", 0), "flex(es)"),
+                        (m.nkey, "keyframe(s)")):
+        if count:
+            ignored.append(f"{count} {what}")
 
     # ------------------------------------------------------------------ equality constraints
     _equalities(mujoco, m, b, body_name, joint_name, ignored)
@@ -314,7 +339,7 @@ def _build(mujoco, m, file):
         c.enabled = bool(active)
 
     # ------------------------------------------------------------------ geoms
-    model.visuals, model.collisions = _geoms(mujoco, m, model, body_name)
+    model.visuals, model.collisions = _geoms(mujoco, m, model, body_name, ignored)
 
     qpos0 = np.array(m.qpos0, dtype=float)
     model.description = {
@@ -330,8 +355,11 @@ def _build(mujoco, m, file):
                       for j in model.joints},
     }
     model.source = file
+    pieces = [f"MuJoCo: {msg}" for msg in said]
     if ignored:
-        warnings.warn(f"{file}: not represented by the engine: {'; '.join(ignored)}", MJCFWarning, stacklevel=3)
+        pieces.append(f"not represented by the engine: {'; '.join(ignored)}")
+    if pieces:
+        warnings.warn(f"{file}: {' | '.join(pieces)}", MJCFWarning, stacklevel=3)
     return model
 
 
@@ -411,9 +439,10 @@ def _ellipsoid_mesh(radii, rows=12, cols=24):
     return v.astype(np.float32), faces.astype(np.int32)
 
 
-def _geoms(mujoco, m, model, body_name):
+def _geoms(mujoco, m, model, body_name, ignored=None):
     G = mujoco.mjtGeom
     visuals, collisions = [], []
+    skipped = []
     for g in range(m.ngeom):
         t = int(m.geom_type[g])
         bname = body_name[int(m.geom_bodyid[g])]
@@ -445,8 +474,9 @@ def _geoms(mujoco, m, model, body_name):
             shape.vertices = np.array(m.mesh_vert[va:va + vn], dtype=np.float32)
             shape.faces = np.array(m.mesh_face[fa:fa + fn], dtype=np.int32)
             shape.source = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_MESH, k) or f"mesh{k}"
-        else:
-            continue    # height fields, SDFs: neither drawn nor collided here
+        else:           # height fields, SDFs: neither drawn nor collided here
+            skipped.append(f"'{gname}'")
+            continue
         if m.geom_contype[g] or m.geom_conaffinity[g]:
             collisions.append(shape)
         if m.geom_group[g] <= 2 and rgba[3] > 0 and shape.kind != "plane":
@@ -456,6 +486,9 @@ def _geoms(mujoco, m, model, body_name):
                             name=gname, source="ellipsoid")
                 vis.vertices, vis.faces = _ellipsoid_mesh(size)
             visuals.append(vis)
+    if skipped and ignored is not None:
+        ignored.append(f"geom(s) {', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''} "
+                       "(height field or SDF)")
     return visuals, collisions
 
 

@@ -102,14 +102,27 @@ class _BodySpec:
     source: dict = field(default_factory=dict)
 
 
-def _vec_param(x, n, what, default=0.0):
+def _vec_param(x, n, what, default=0.0, allowed="any"):
+    """x as n floats (one number is repeated). allowed: "nonnegative" (finite, >= 0: armature,
+    damping, friction), "limit" (not NaN; +-inf means no limit), "bound" (not NaN, >= 0; inf means
+    none: velocity and effort limits). A value outside raises ModelError naming `what` and it."""
     if x is None:
         return np.full(n, default, dtype=float)
-    a = np.asarray(x, dtype=float).reshape(-1)
+    try:
+        a = np.asarray(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what}: expected {n} number(s), got {x!r}") from None
     if a.size == 1 and n > 1:
         a = np.full(n, float(a[0]))
     if a.size != n:
         raise ModelError(f"{what}: expected {n} values, got {a.size}")
+    shown = ", ".join(f"{c:g}" for c in a)
+    if allowed == "nonnegative" and not np.all(np.isfinite(a) & (a >= 0)):
+        raise ModelError(f"{what}: expected finite numbers >= 0, got {shown}")
+    if allowed in ("limit", "bound") and np.any(np.isnan(a)):
+        raise ModelError(f"{what}: holds NaN ({shown}); give a number, or leave it out for no limit")
+    if allowed == "bound" and np.any(a < 0):
+        raise ModelError(f"{what} limit: expected numbers >= 0, got {shown}")
     return a
 
 
@@ -172,15 +185,22 @@ class ModelBuilder:
         if not inertia.mass >= 0:
             raise ModelError(f"body '{name}': mass must not be negative, got {inertia.mass:g}", **(source or {}))
         nv = joint.nv
-        spec = _BodySpec(name, parent, joint, jn, T, inertia,
-                         _vec_param(armature, nv, f"joint '{jn}' armature"),
-                         _vec_param(damping, nv, f"joint '{jn}' damping"),
-                         _vec_param(friction, nv, f"joint '{jn}' friction"),
-                         _vec_param(lower, joint.nv, f"joint '{jn}' lower", -np.inf),
-                         _vec_param(upper, joint.nv, f"joint '{jn}' upper", np.inf),
-                         _vec_param(velocity_limit, nv, f"joint '{jn}' velocity", np.inf),
-                         _vec_param(effort_limit, nv, f"joint '{jn}' effort", np.inf),
-                         source or {})
+        try:
+            params = (_vec_param(armature, nv, f"joint '{jn}' armature", allowed="nonnegative"),
+                      _vec_param(damping, nv, f"joint '{jn}' damping", allowed="nonnegative"),
+                      _vec_param(friction, nv, f"joint '{jn}' friction", allowed="nonnegative"),
+                      _vec_param(lower, nv, f"joint '{jn}' lower", -np.inf, allowed="limit"),
+                      _vec_param(upper, nv, f"joint '{jn}' upper", np.inf, allowed="limit"),
+                      _vec_param(velocity_limit, nv, f"joint '{jn}' velocity", np.inf, allowed="bound"),
+                      _vec_param(effort_limit, nv, f"joint '{jn}' effort", np.inf, allowed="bound"))
+        except ModelError as e:
+            raise ModelError(e.bare_message, **(source or {})) from None
+        lo, up = params[3], params[4]
+        if np.any(lo > up):
+            k = int(np.flatnonzero(lo > up)[0])
+            raise ModelError(f"joint '{jn}': lower limit {lo[k]:g} is above upper limit {up[k]:g}"
+                             + (f" (coordinate {k})" if nv > 1 else ""), **(source or {}))
+        spec = _BodySpec(name, parent, joint, jn, T, inertia, *params, source or {})
         self._bodies.append(spec)
         self._names.add(name)
         self._joint_names.add(jn)

@@ -41,6 +41,7 @@ from .model import WS_DTYPE
 from .spatial import Ad, se3_inv
 from .algorithms import aba as _aba_mod, common as _common, hybrid as _hybrid_mod
 from . import api as _api
+from .errors import NumericalOverflow
 
 # ------------------------------------------------------------------ the kernels' helpers, uncompiled
 _PY = {}
@@ -231,12 +232,20 @@ def _workspace(model, f_ext):
 
 def trace(model, q, v, prescribed, a, tau, f_ext=None):
     """The hybrid-dynamics recursion (Table 4; Table 2 when every joint is prescribed, Table 3 when
-    none is) recorded step by step. Arguments as ``hybrid_dynamics``. Returns a ``Trace``."""
+    none is) recorded step by step. Arguments as ``hybrid_dynamics``. Returns a ``Trace``.
+    Bad input raises InputError naming the argument; finite input whose recursion overflows
+    (v = 1e200) raises NumericalOverflow, as ``hybrid_dynamics`` does, never a trace of NaN."""
     q, v, prescribed, a, tau = _check(model, q, v, prescribed, a, tau)
     try:
-        return _trace(model, q, v, prescribed, a, tau, f_ext)
+        with np.errstate(all="ignore"):       # an overflow is reported below, by name
+            tr = _trace(model, q, v, prescribed, a, tau, f_ext)
     except ZeroDivisionError:
         _api._zero_quaternion(model, ("q",), (q,))
+    finite = np.all(np.isfinite(tr.a_out)) and np.all(np.isfinite(tr.tau_out)) and all(
+        np.all(np.isfinite(x)) for s in tr.steps for x in s.values.values())
+    if not finite:
+        raise NumericalOverflow("trace", _api._HD_NAMES, (q, v, prescribed, a, tau))
+    return tr
 
 
 def _trace(model, q, v, prescribed, a, tau, f_ext):

@@ -17,9 +17,10 @@ massless chain end (a moving joint that carries no mass) loads with a warning an
 ``model.massless_joints``; such joints can only be acceleration-prescribed. A link named "world"
 that is not the fixed root is renamed "world_link" with a warning: "world" means the ground in
 ``<loop>`` frames.
-Parts that do not affect the model (<gazebo>, <transmission>, <ros2_control>, <sensor>, textures,
-calibration, safety controllers) are ignored silently; any other unknown element is reported in
-one ``URDFWarning`` saying what was ignored. A mesh that can not be
+Elements left out are never dropped silently: one ``URDFWarning`` per file names the parts the
+engine does not use (<gazebo>, <transmission>, <ros2_control>, <sensor>, calibration, safety
+controllers: each tag with its count and first line) and every unknown element (with its link or
+joint and line). A mesh that can not be
 found or read gives a ``URDFWarning`` naming the link and every path tried, and a small placeholder
 box; the dynamics never depend on meshes.
 
@@ -61,7 +62,8 @@ DEFAULT_COLOR = (0.7, 0.7, 0.75, 1.0)
 INERTIA_RTOL = 1e-6     # relative rounding tolerance of the inertia checks (of the largest moment)
 INERTIA_ATOL = 1e-15    # kg m^2: absolute tolerance (dummy links write inertias like 1e-35)
 
-# Children read per element; SILENT children are known and deliberately ignored.
+# Children read per element; UNUSED children are known (simulator, controller and calibration
+# settings) and not used by the engine: they are named in the file's one warning, as "not used".
 _KNOWN = {
     "robot": {"link", "joint", "material", "loop"},
     "link": {"inertial", "visual", "collision"},
@@ -70,7 +72,7 @@ _KNOWN = {
     "visual": {"origin", "geometry", "material"},
     "collision": {"origin", "geometry"},
 }
-_SILENT = {
+_UNUSED = {
     "robot": {"gazebo", "transmission", "ros2_control", "sensor", "mujoco"},
     "link": {"contact", "self_collision_checking"},
     "joint": {"calibration", "safety_controller"},
@@ -147,7 +149,8 @@ class _Ctx:
         self.base_dir = base_dir
         self.package_paths = package_paths
         self.load_meshes = load_meshes
-        self.ignored = []        # (tag, line, where)
+        self.ignored = []        # (tag, line, where): elements the loader does not know
+        self.unused = []         # (tag, line): known elements the engine does not use (_UNUSED)
 
     def error(self, message, node=None, element=None):
         return ModelError(message, file=self.file, line=None if node is None else node.line,
@@ -155,9 +158,11 @@ class _Ctx:
 
     def check_children(self, node, owner):
         known = _KNOWN.get(node.tag, set())
-        silent = _SILENT.get(node.tag, set())
+        unused = _UNUSED.get(node.tag, set())
         for c in node.children:
-            if c.tag not in known and c.tag not in silent:
+            if c.tag in unused:
+                self.unused.append((c.tag, c.line))
+            elif c.tag not in known:
                 self.ignored.append((c.tag, c.line, owner))
 
     def one(self, node, tag, owner, required=False):
@@ -458,7 +463,8 @@ def _geometry(ctx, el, owner):
 
     def nonneg(x, what):
         if np.any(np.asarray(x) < 0):
-            raise ctx.error(f"{owner}: negative {s.tag} {what}", s)
+            shown = " ".join(f"{c:g}" for c in np.atleast_1d(x))
+            raise ctx.error(f"{owner}: negative {s.tag} {what} {shown}; sizes must be >= 0", s)
         return x
 
     if s.tag == "box":
@@ -716,16 +722,28 @@ def _rename_world_link(ctx, links, joints):
 
 
 def _warn_ignored(ctx):
-    if not ctx.ignored:
-        return
-    seen, parts = set(), []
-    for tag, line, owner in ctx.ignored:
-        key = (tag, owner)
-        if key in seen:
-            continue
-        seen.add(key)
-        label = tag if " " in tag else f"<{tag}>"
-        parts.append(f"{label} in {owner} (line {line})")
-    more = f" and {len(parts) - 20} more" if len(parts) > 20 else ""
-    warnings.warn(f"{ctx.file}: ignored unsupported element(s): {', '.join(parts[:20])}{more}",
-                  URDFWarning, stacklevel=5)
+    """One URDFWarning per file naming every element left out: those the loader does not know
+    (with the link or joint and line) and the known ones the engine does not use (<gazebo>,
+    <transmission>, ...: count and first line)."""
+    pieces = []
+    if ctx.ignored:
+        seen, parts = set(), []
+        for tag, line, owner in ctx.ignored:
+            key = (tag, owner)
+            if key in seen:
+                continue
+            seen.add(key)
+            label = tag if " " in tag else f"<{tag}>"
+            parts.append(f"{label} in {owner} (line {line})")
+        more = f" and {len(parts) - 20} more" if len(parts) > 20 else ""
+        pieces.append(f"ignored unsupported element(s): {', '.join(parts[:20])}{more}")
+    if ctx.unused:
+        first = {}
+        for tag, line in ctx.unused:
+            n, l0 = first.get(tag, (0, line))
+            first[tag] = (n + 1, l0)
+        pieces.append("not used by the engine (simulator, controller and calibration settings): " + ", ".join(
+            f"<{tag}>" + (f" x{n} (first at line {l0})" if n > 1 else f" (line {l0})")
+            for tag, (n, l0) in first.items()))
+    if pieces:
+        warnings.warn(f"{ctx.file}: {'; '.join(pieces)}", URDFWarning, stacklevel=5)

@@ -360,10 +360,17 @@ def test_load_urdf_string_accepts_bytes_and_rejects_other_types():
         engine.load_urdf_string(42)
 
 
-def test_gazebo_and_transmission_are_ignored_silently_other_elements_with_a_warning():
-    quiet = chain('<gazebo reference="l1"><material>Gazebo/Red</material></gazebo>',
-                  '<transmission name="t"><type>x</type></transmission>', '<ros2_control name="x"/>')
-    load(quiet)                                                   # no warning at all
+def test_gazebo_and_transmission_are_named_in_one_warning_other_elements_with_theirs():
+    unused = chain('<gazebo reference="l1"><material>Gazebo/Red</material></gazebo>',
+                   '<transmission name="t"><type>x</type></transmission>', '<ros2_control name="x"/>',
+                   '<gazebo reference="base"/>')
+    with pytest.warns(URDFWarning) as rec:
+        engine.load_urdf_string(unused, filename="u.urdf")
+    assert len(rec) == 1                                          # one warning per file
+    msg = str(rec[0].message)
+    assert msg.startswith("u.urdf: not used by the engine")
+    assert f"<gazebo> x2 (first at line {line_of(unused, '<gazebo')})" in msg
+    assert "<transmission> (line" in msg and "<ros2_control> (line" in msg
     noisy = chain('<sensor_thing name="s"/>').replace('<link name="l1">', '<link name="l1"><wibble/>')
     with pytest.warns(URDFWarning) as rec:
         engine.load_urdf_string(noisy, filename="n.urdf")
