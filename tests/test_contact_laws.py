@@ -235,3 +235,28 @@ def test_energy_never_rises_at_any_step_size(scene, dt):
         # do not see, and the projection after the step lifts the box back: it regains potential
         # energy its sinking had taken, never more than the start's, as checked above.)
         assert np.all(np.diff(E) <= 1e-9 * E[0]), f"{scene} at dt {dt}: an inelastic scene gained energy"
+
+
+# ------------------------------------------------------------------ both steps alike
+@pytest.mark.parametrize("scene", ["bounce", "cylinder", "tilted box e0.5"])
+def test_python_step_bounces_and_rolls_as_the_compiled_step(scene):
+    """The Python step (a control callback forces it) keeps the landing speeds and takes the free
+    roots' velocity in the same frame as the compiled step."""
+    def make():
+        if scene == "bounce":
+            ball = _load("contact_sphere.urdf")
+            q = ball.neutral()
+            q[2] = 0.3 + R_BALL
+            return Simulator(ball, dt=1e-3, q=q, v=[0.0, 5.0, 0.0, 0.5, 0.0, 0.0], ground=Ground(restitution=0.8))
+        if scene == "cylinder":
+            return _rolling("cylinder", 3.0, 1e-3)
+        return _scene(scene, 1e-3)
+    a, b = make(), make()
+    b.set_control(lambda t, q, v: None)
+    for _ in range(3):
+        a.step(300)
+        for _ in range(300):
+            b.step()
+        assert np.abs(a.q - b.q).max() < 1e-9, scene
+        assert np.abs(a.v - b.v).max() < 1e-7, scene
+        assert abs(a.dissipated - b.dissipated) < 1e-9
