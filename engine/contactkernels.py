@@ -8,8 +8,11 @@ One step from (t, q, v):
     none: the chosen integrator's step (``steploop.advance_limited``; without a ground it runs on
         until a limit comes near); a step that would end through the ground or past a limit is
         redone as a unilateral step with margins widened for the motion of the step;
-    else: a_free = hybrid dynamics (damping, f_ext), v_free = v + h a_free;
-        rows J (contact n, t1, t2 per point: point velocity along them; limits +-e_i);
+    else: a_free = hybrid dynamics (damping, f_ext), v_free = v + h a_free (free roots: in their
+        body frame at the start held fixed, where the origin accelerates by dv + w x v);
+        rows J (contact n, t1, t2 per point: point velocity along them; limits +-e_i); targets:
+        -d/h for a gap d, and with restitution e a bounce on the speed at which a contact reached
+        the ground in the step before (kept in warm_lam's fourth column, ``bounce_speed``);
         Delassus W = J_f M_ff^-1 J_f^T over the torque-given coordinates f (M from CRBA, one
         Cholesky factor L: Y = L^-1 J_f^T, W = Y^T Y, G_f = L^-T Y; prescribed coordinates do not
         respond, their motors supply the difference), r = J v_free - target;
@@ -51,10 +54,25 @@ PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after
 POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
 RESTITUTION_SPEED = 0.05        # m/s: slower impacts are inelastic (resting contact does not chatter)
 MAX_POINTS_PER_SHAPE = 8
+RIM_FLAT_COS2 = 0.75            # a cylinder's rim points touch only while its axis is within 30 deg of the normal
 
 # integer statistics (istats) and float statistics (fstats) of contact_advance
 I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON = range(6)
 F_RESIDUAL, F_WORST = range(2)
+
+
+# ------------------------------------------------------------------ restitution
+@njit(cache=True)
+def bounce_speed(e, speed, pull, h):
+    """Target normal velocity at the end of the step in which a contact bounces: Newton's law
+    (e times the speed at which it reached the ground) taken on the energy of the step. The
+    semi-implicit step moves the point by h w against the free acceleration ``pull`` (>= 0, into the
+    ground: gravity) that acts over the whole step, so it leaves the step with 1/2 w^2 + pull h w;
+    w solves 1/2 w^2 + pull h w = 1/2 (e speed)^2: a ballistic flight from there reaches the apex of
+    a bounce at e speed, whatever h (w = e speed - pull h + O(h^2) for small h)."""
+    ph = pull * h
+    es = e * speed
+    return es * es / (math.sqrt(ph * ph + es * es) + ph)
 
 
 # ------------------------------------------------------------------ the solver
@@ -384,7 +402,7 @@ def _store(b, x0, x1, x2, d, key, shape, k, cb, cx, cd, ckey, cshape):
 def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
     """Candidate ground contacts within `margin` (engine.contact.ContactGeometry.detect): fills
     (body, world point, signed distance, key, shape) and returns their number."""
-    (points, pbody, pshape, gbody, gc, gr, grng, sc, sr, sb, ss, dc, da, dr, db, ds) = geo
+    (points, pbody, pshape, gbody, gc, gr, grng, sc, sr, sb, ss, dc, da, dr, db, ds, pdisk) = geo
     k = np.int64(0)      # not the literal 0: one compile of _store for every caller
     npts = points.shape[0]
     for g in range(gbody.shape[0]):
@@ -398,6 +416,13 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
         if not (cn - height - gr[g] < margin):
             continue
         for p in range(grng[g, 0], grng[g, 1]):
+            s = pdisk[p]
+            if s >= 0:                    # a rim point: only while its cap lies near flat
+                an = 0.0
+                for i in range(3):
+                    an += (T[b, 3 * i] * da[s, 0] + T[b, 3 * i + 1] * da[s, 1] + T[b, 3 * i + 2] * da[s, 2]) * n[i]
+                if an * an < RIM_FLAT_COS2:
+                    continue
             x0 = T[b, 9] + T[b, 0] * points[p, 0] + T[b, 1] * points[p, 1] + T[b, 2] * points[p, 2]
             x1 = T[b, 10] + T[b, 3] * points[p, 0] + T[b, 4] * points[p, 1] + T[b, 5] * points[p, 2]
             x2 = T[b, 11] + T[b, 6] * points[p, 0] + T[b, 7] * points[p, 1] + T[b, 8] * points[p, 2]
@@ -752,20 +777,14 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     R0 = np.empty((3, 3))
     R1 = np.empty((3, 3))
     tmp = np.empty(nv)
-    if free_iq.shape[0] > 0:
-        # a free body's v_free is its twist in its frame at the end of the smooth step; the rows
-        # are written at the start: re-express it there (same world velocities)
-        q_end = np.empty(nq)
-        for k in range(nv):
-            tmp[k] = h * v_free[k]
-        st = integrate(m_bytes, q, tmp, q_end)
-        if st != OK:
-            return st
-        for f in range(free_iq.shape[0]):
-            _quat_rot(q, free_iq[f] + 3, R0)
-            _quat_rot(q_end, free_iq[f] + 3, R1)
-            _rotate(R0, R1, True, v_free, free_iv[f])
-            _rotate(R0, R1, True, v_free, free_iv[f] + 3)
+    for f in range(free_iq.shape[0]):
+        # free roots: the step works in their body frame at the start, held fixed (the rows are
+        # written there, _integrate_free moves the origin along R0 v_lin): there the origin's
+        # acceleration is dv_lin + w x v_lin (engine.unilateral.ContactStepper._start_frame)
+        iv = free_iv[f]
+        v_free[iv + 3] += h * (v[iv + 1] * v[iv + 5] - v[iv + 2] * v[iv + 4])
+        v_free[iv + 4] += h * (v[iv + 2] * v[iv + 3] - v[iv] * v[iv + 5])
+        v_free[iv + 5] += h * (v[iv] * v[iv + 4] - v[iv + 1] * v[iv + 3])
     # rows
     m0 = 3 * nc + nl                  # the loops' rows follow the contacts' and the limits'
     m = m0 + nrows
@@ -786,18 +805,34 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     mu = np.zeros(m)
     target = np.zeros(m)
     e_g = gnd[5]
+    landing = np.zeros(nc)            # speed at which a contact reaches the ground in this step
     for k in range(nc):
         kind[3 * k] = NORMAL
         kind[3 * k + 1] = TANGENT
         kind[3 * k + 2] = TANGENT
         mu[3 * k] = gnd[4]
         vn = 0.0
+        an = 0.0
         for j in range(nv):
             vn += J[3 * k, j] * v[j]
+            an += J[3 * k, j] * (v_free[j] - v[j])
+        an /= h
         if cd[k] > 0.0:
             target[3 * k] = -cd[k] / h
-        elif e_g > 0.0 and vn < -RESTITUTION_SPEED:
-            target[3 * k] = -e_g * vn
+        if e_g > 0.0:
+            pull = max(0.0, -an)
+            speed = 0.0
+            if cd[k] <= PENETRATION_SLOP:
+                for w in range(nwarm[0]):
+                    if warm_key[w] == ckey[k]:
+                        speed = warm_lam[w, 3]
+                        break
+            if speed == 0.0 and cd[k] <= 0.0 and vn < -RESTITUTION_SPEED:
+                speed = -vn                   # struck while touching
+            if speed > 0.0:
+                target[3 * k] = max(target[3 * k], bounce_speed(e_g, speed, pull, h))
+            elif cd[k] > 0.0:
+                landing[k] = math.sqrt(max(0.0, vn * vn + 2.0 * pull * cd[k]))
     for k in range(nl):
         r_ = 3 * nc + k
         kind[r_] = UNILATERAL
@@ -862,10 +897,14 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         warm_key[nw] = ckey[k]
         for a in range(3):
             warm_lam[nw, a] = lam[3 * k + a]
+        # a contact that reached the ground in this step (its speculative row acted) bounces in the
+        # next one, on the speed it reached it with
+        warm_lam[nw, 3] = landing[k] if (landing[k] > RESTITUTION_SPEED and lam[3 * k] > 0.0) else 0.0
         nw += 1
     for k in range(nl):
         warm_key[nw] = -(1 + 2 * li[k] + (1 if ls[k] > 0.0 else 0))
         warm_lam[nw, 0] = lam[3 * nc + k]
+        warm_lam[nw, 3] = 0.0
         nw += 1
     nwarm[0] = nw
     for j in range(nv):
@@ -873,6 +912,15 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         for i in range(m):
             s += G[j, i] * lam[i]
         v_new[j] = s
+    # the impulses' loss: each row's impulse times the mean of its velocity before and after the step
+    # (1/2 m v^2 of an inelastic impact, friction times slip when sliding, 0 at rest or sticking), in
+    # the frame the rows are written in: before _integrate_free turns the free roots' twists
+    d_imp = 0.0
+    for i in range(m):
+        s = 0.0
+        for j in range(nv):
+            s += J[i, j] * (v[j] + v_new[j])
+        d_imp -= 0.5 * lam[i] * s
     q_mid = np.empty(nq)
     st = _integrate_free(m_bytes, q, v_new, h, free_iq, free_iv, q_mid, R0, R1, tmp)
     if st != OK:
@@ -905,14 +953,6 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     for j in range(nv):
         pa += tau1[j] * v[j]
     pw[0] = pa
-    # the impulses' loss: each row's impulse times the mean of its velocity before and after the step
-    # (1/2 m v^2 of an inelastic impact, friction times slip when sliding, 0 at rest or sticking)
-    d_imp = 0.0
-    for i in range(m):
-        s = 0.0
-        for j in range(nv):
-            s += J[i, j] * (v[j] + v_new[j])
-        d_imp -= 0.5 * lam[i] * s
     pw[1] = P[0, 1] + d_imp / h
     pw[2] = P[0, 2]
     istats[I_ROWS] = m
@@ -1044,8 +1084,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             for k in range(nv):
                 speed = max(speed, abs(v[k]))
             if has_ground:
-                nc = detect(geo, T, n_ground, gnd[3], max(CONTACT_MARGIN, 4.0 * h * speed * char_length + 0.05),
-                            t1, t2, counts, cb, cx, cd, ckey, cshape)
+                # every support point (engine.unilateral.ContactStepper._wide_candidates)
+                nc = detect(geo, T, n_ground, gnd[3], np.inf, t1, t2, counts, cb, cx, cd, ckey, cshape)
             nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, max(LIMIT_MARGIN, 4.0 * h * speed + 0.1),
                                   li, ls, ld)
         elif nc == 0 and nl == 0:
