@@ -233,8 +233,31 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
                 QtCore.QTimer.singleShot(int(1000 * quit_after), app.quit)
             return
         win.set_engine(loader.engine)
+        if not loader.loops_ready.is_set():
+            show_python_step()
         # a model chosen in the gallery while the kernels compiled wins over the start-up one
         win.open_model(*(win.take_pending_model() or (model_name or DEFAULT_MODEL, None)))
+
+    def show_python_step():
+        """A cold start: say (permanently, in the status bar) that the simulation runs the Python step
+        while the compiled step loops compile, until they are loaded."""
+        label = QtWidgets.QLabel("Python step (step loop compiling)")
+        label.setObjectName("pythonStepNote")
+        label.setToolTip("First start: the compiled step loops are still compiling in the background. "
+                         "Meanwhile every step runs in Python (the same numbers, slower); the compiled "
+                         "loops take over by themselves when they are ready.")
+        win.status.addPermanentWidget(label)
+        check = QtCore.QTimer(win)
+
+        def ready():
+            if loader.loops_ready.is_set():
+                check.stop()
+                win.status.removeWidget(label)
+                label.deleteLater()
+                win.status.showMessage("the compiled step loops are ready: simulations run compiled", 8000)
+        check.timeout.connect(ready)
+        check.start(250)
+        state["python_step_timer"] = check
 
     poll_timer = QtCore.QTimer()
     poll_timer.timeout.connect(poll)

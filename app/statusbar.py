@@ -39,6 +39,11 @@ class ElidingStatusBar(QtWidgets.QStatusBar):
         self._permanent.append(widget)
         super().addPermanentWidget(widget, stretch)
 
+    def removeWidget(self, widget):                 # noqa: N802
+        if widget in self._permanent:
+            self._permanent.remove(widget)
+        super().removeWidget(widget)
+
     def _room(self):
         used = sum(max(w.width(), w.sizeHint().width()) + 6 for w in self._permanent if w.isVisible())
         return max(40, self.width() - used - MARGIN)

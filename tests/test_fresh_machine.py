@@ -68,7 +68,7 @@ def _declared():
 
 
 # import name -> distribution name, where they differ
-DIST = {"PyQt6": "pyqt6", "OpenGL": "pyopengl", "collada": "pycollada", "yaml": "pyyaml"}
+DIST = {"PyQt6": "pyqt6", "OpenGL": "pyopengl", "collada": "pycollada", "yaml": "pyyaml", "PIL": "pillow"}
 
 
 def _third_party_imports():
