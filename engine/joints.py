@@ -143,10 +143,7 @@ class Free(Joint):
 
 
 # ------------------------------------------------------------------------------- compiled parts
-# inline="never": kept out of numba's IR inlining (LLVM still inlines it where that pays). Inlined
-# at IR level into every caller, this helper and three others were half the compile time of the
-# dynamics kernels; README.md, "Start-up", gives what it saves and what it costs, as measured
-@njit(cache=True, inline="never")
+@njit(cache=True, inline="always")
 def joint_calc(code, a1, a2, a3, pitch, q, v, iq, iv, R, p, S, dS, c, tmp, rates):
     """Relative motion X_J(q) = (R, p), S (6 x nv, child frame, columns 0..nv-1), its time derivative
     dS (non-zero only for the universal joint) and c = dS dq.

@@ -380,9 +380,9 @@ def congruence_add_blocks(R, p, G, tmp, out):
     _shift_blocks_add(p, tmp, out)
 
 
-# inline="never": kept out of numba's IR inlining (LLVM still inlines it where that pays). Inlined
-# at IR level into every caller, this helper and three others were half the compile time of the
-# dynamics kernels; README.md, "Start-up", gives what it saves and what it costs, as measured
+# inline="never": kept out of numba's IR inlining (LLVM still inlines it where that pays): it is
+# inlined into most kernels, and copying it at IR level into each was a large share of their
+# compile time; README.md, "Start-up", gives what it saves and what it costs, as measured
 @njit(cache=True, inline="never")
 def _shift_blocks_add(p, tmp, out):
     """The translation half of congruence_add_blocks: tmp holds the rotated blocks A, B, C (rows 0-2,
@@ -522,9 +522,9 @@ def congruence_axis_add(k, c, s, p, G, tmp, out):
     _shift_blocks_add(p, tmp, out)
 
 
-# inline="never": kept out of numba's IR inlining (LLVM still inlines it where that pays). Inlined
-# at IR level into every caller, this helper and three others were half the compile time of the
-# dynamics kernels; README.md, "Start-up", gives what it saves and what it costs, as measured
+# inline="never": kept out of numba's IR inlining (LLVM still inlines it where that pays): it is
+# inlined into most kernels, and copying it at IR level into each was a large share of their
+# compile time; README.md, "Start-up", gives what it saves and what it costs, as measured
 @njit(cache=True, inline="never")
 def rigid_inertia_to_parent(R, p, G, out):
     """out = Ad*_{T^-1} G Ad_{T^-1} for a rigid-body inertia G = [[Ibar, [h]], [-[h], m 1]]

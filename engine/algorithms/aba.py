@@ -93,10 +93,7 @@ def articulated_inertia(mb, wb):
             wb.Pi[c, r] = t
 
 
-# inline="never": kept out of numba's IR inlining (LLVM still inlines it where that pays). Inlined
-# at IR level into every caller, this helper and three others were half the compile time of the
-# dynamics kernels; README.md, "Start-up", gives what it saves and what it costs, as measured
-@njit(cache=True, inline="never")
+@njit(cache=True, inline="always")
 def articulated_backward_torque_1dof(mb, wb, pb, tau):
     """articulated_backward_torque for a one-dof joint (revolute, prismatic, helical): the same
     lines with a scalar Psi_i = 1 / (S^T Ih S + armature), no matrix inverse."""

@@ -90,10 +90,8 @@ def joint_pose(mb, wb, q, v, rates):
     if mb.axis >= 0:
         axis_pose(mb, wb, q)
         return
-    # bool(rates): a plain bool, not the caller's literal True/False, so that joint_calc (not
-    # inlined: joints.py) compiles once, not once per constant
     joint_calc(mb.code, mb.a1, mb.a2, mb.a3, mb.pitch, q, v, mb.iq, mb.iv,
-               wb.RJ, wb.pJ, wb.S, wb.dS, wb.c, wb.tmp, bool(rates))
+               wb.RJ, wb.pJ, wb.S, wb.dS, wb.c, wb.tmp, rates)
     RP = mb.R
     RJ = wb.RJ
     pJ = wb.pJ
