@@ -1086,8 +1086,10 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             if has_ground:
                 # every support point (engine.unilateral.ContactStepper._wide_candidates)
                 nc = detect(geo, T, n_ground, gnd[3], np.inf, t1, t2, counts, cb, cx, cd, ckey, cshape)
-            nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, max(LIMIT_MARGIN, 4.0 * h * speed + 0.1),
-                                  li, ls, ld)
+            # and every limit: a stop the step would cross can be farther than any margin of the
+            # start velocity (3e4 rad/s^2 at dt 0.01 covers 1.5 rad from rest); a far stop's row
+            # (target -d/h) acts only when the step's own velocity would carry the joint past it
+            nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, np.inf, li, ls, ld)
         elif nc == 0 and nl == 0:
             # nothing near: the chosen integrator (without a ground: until a limit comes near)
             for k in range(nq):
