@@ -36,8 +36,11 @@ Rows (all velocity level, J v+ compared with a target):
   (d <= 0, n.v < 0 at the start) bounces the same way on V = -n.v. Slower than RESTITUTION_SPEED:
   inelastic (resting contact does not chatter);
 - friction t1, t2: the exact Coulomb disk |lambda_t| <= mu lambda_n, sticking when t.v+ = 0;
-- joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints), or
-  >= -e v- with restitution e (``limit_restitution``, default 0: no bounce). A step that would
+- joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints); with
+  restitution e (``limit_restitution``, default 0: no bounce) a joint bounces as a contact does,
+  on the speed V = sqrt(u^2 + 2 a d) with which its free motion reaches the stop (kept with the
+  limit's warm start; was e times the speed the speculative row left it with, d/h at most), in
+  the step after it lands: +-v+_i >= w with 1/2 w^2 + a h w = 1/2 (e V)^2. A step that would
   cross a stop from farther than the margins (a large acceleration: the smooth step is tried and
   ends past it) is redone with every limit as a row: a far stop's row acts only when the step's
   velocity would carry the joint past it (speculative), so no step tunnels through a stop. A
@@ -485,14 +488,23 @@ class ContactStepper:
                 elif d > 0.0:
                     landing[k] = math.sqrt(max(0.0, vn * vn + 2.0 * pull * d))
         e_l = sim.limit_restitution
+        landing_l = np.zeros(len(limits))   # speed at which a joint reaches its stop in this step
         for k, (i, s, d) in enumerate(limits):
             r = 3 * nc + k
             kind[r] = UNILATERAL
             vl = v_minus[r]
             if d > 0.0:
                 target[r] = -d / h
-            if e_l > 0.0 and vl < -RESTITUTION_SPEED and d <= h * abs(vl):
-                target[r] = max(target[r], -e_l * vl)
+            if e_l > 0.0:
+                # as the ground's restitution: on the speed the joint reaches the stop with
+                pull = max(0.0, -s * float(v_free[i] - v[i]) / h)
+                speed = self.approach.get(("l", i, s), 0.0) if d <= PENETRATION_SLOP else 0.0
+                if speed == 0.0 and d <= 0.0 and vl < -RESTITUTION_SPEED:
+                    speed = -vl                      # struck while on the stop
+                if speed > 0.0:
+                    target[r] = max(target[r], bounce_speed(e_l, speed, pull, h))
+                elif d > 0.0:
+                    landing_l[k] = math.sqrt(max(0.0, vl * vl + 2.0 * pull * d))
         nl = len(limits)
         kind[3 * nc + nl:] = BILATERAL
         r = J @ v_free - target
@@ -530,6 +542,8 @@ class ContactStepper:
         self.approach = {keys[k]: float(landing[k]) for k in range(nc)
                          if landing[k] > RESTITUTION_SPEED and lam[3 * k] > 0.0}
         self.warm.update({key: float(lam[3 * nc + k]) for k, key in enumerate(keys[nc:])})
+        self.approach.update({keys[nc + k]: float(landing_l[k]) for k in range(nl)
+                              if landing_l[k] > RESTITUTION_SPEED and lam[3 * nc + k] > 0.0})
         v_new = v_free + G @ lam
         # the impulses' loss: each row's impulse times the mean of its velocity before and after the
         # step (1/2 m v^2 of an inelastic impact, friction times slip, 0 at rest or sticking), both

@@ -228,3 +228,39 @@ def test_arm7_joint_set_far_past_its_stop_comes_back():
         if jj.nv == 1 and np.isfinite(jj.lower[0]):
             assert jj.lower[0] - 1e-6 <= sim.q[jj.idx_q] <= jj.upper[0] + 1e-6
     assert e_max <= e0 + 1.0 + 1e-6 * abs(e0)
+
+
+# ------------------------------------------------------------------ restitution of the stops
+def _rebound_turn(e, v0=3.0):
+    """Where the pendulum turns after bouncing off its +0.5 rad stop: it arrives at V with
+    1/2 M V^2 = 1/2 M v0^2 + m g (sin 0.5 - sin 0) (M = 1.001 kg m^2, m g r = 9.81 N m), leaves at
+    e V and climbs until 1/2 M (e V)^2 = m g (sin 0.5 - sin q_turn)."""
+    M, mgr = 1.001, 9.81
+    V2 = v0 * v0 + 2.0 * mgr * math.sin(STOP) / M
+    return math.asin(math.sin(STOP) - 0.5 * M * e * e * V2 / mgr)
+
+
+@pytest.mark.parametrize("e", [0.5, 0.8])
+@pytest.mark.parametrize("dt", [1e-3, 1e-4])
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_limit_restitution_acts_on_the_speed_of_arrival(e, dt, path):
+    """limit_restitution = e: Newton's law on the joint speed with which the joint reaches its
+    stop (as the ground's restitution), not on the d/h the speculative row lands it with. The
+    pendulum from q = 0 at 3 rad/s onto its +0.5 rad stop turns back at q_turn (0.2473 rad for
+    e = 0.5, -0.1216 rad for e = 0.8)."""
+    pend = _pendulum()
+    sim = Simulator(pend, dt=dt, q=[0.0], v=[3.0], joint_limits=True)
+    sim.limit_restitution = e
+    if path == "python":
+        _python(sim)
+    worst, bounced, turn = 0.0, False, None
+    for _ in range(int(round(0.6 / dt))):
+        sim.step()
+        worst = max(worst, sim.q[0])
+        if sim.v[0] < 0.0:
+            bounced = True
+        elif bounced and turn is None:
+            turn = sim.q[0]
+    assert worst <= STOP + 1e-9
+    assert turn is not None
+    assert abs(turn - _rebound_turn(e)) < 2e-4        # 3e-5 rad at dt 1 ms
