@@ -47,7 +47,21 @@ not mix with RK4's stages, and this step is what contact simulators use); steps 
 keep the chosen integrator. Both kinds of step run compiled, n steps per call
 (``engine.contactkernels.contact_advance``), except with closed loops, box-box contacts or a
 Python callback (then each step runs in Python). After a step: ``contacts`` (engine.contact.Contact list),
-``limit_forces`` (nv), ``contact_stats``; ``limit_restitution`` (0 = limits do not bounce).
+``limit_forces`` (nv), ``blocked``, ``contact_stats``; ``limit_restitution`` (0 = limits do not bounce).
+
+Limits and prescribed joints: the stop wins. An acceleration-prescribed joint whose prescription
+would carry it past a limit is held at the stop instead (its prescription can not be met there);
+it follows its prescription again as soon as that points away from the stop. ``blocked`` (nv
+bools) marks the coordinates whose prescription a limit overrode at the last step; there the motor
+keeps the torque its prescription asks (``tau``: hybrid dynamics of the unblocked motion) and
+``limit_forces`` holds the torque the stop exerts (the rest of what holds the joint: for a lone
+hinge held at rest, ID(q, 0, 0) - ID(q, 0, a_prescribed)). The compiled step can not stop a
+prescribed joint: steps that could bring one onto its stop run in Python (with a constant
+prescribed acceleration the compiled step takes the steps that keep it clear; with input laws,
+without a ground, the compiled loop runs while no limit is near). A joint found past its stop (a
+state set there) is brought back into its range by its position over the next steps, v untouched
+(``engine.unilateral.LIMIT_RETURN_TIME``), not held where it is; the energy that move changes is
+booked in ``dissipated``.
 
 Settings are checked when they are assigned (``dt``, ``integrator``, ``stabilization``,
 ``baumgarte_time``, ``project_every_step``, ``loop_tolerance``): a bad value raises ValueError
@@ -106,6 +120,9 @@ class Simulator:
     State: ``t``, ``q`` (nq), ``v`` (nv). After a step, ``a`` and ``tau`` hold the accelerations
     and the joint torques at the start of that step (for acceleration-prescribed joints the torque
     hybrid dynamics computed, damping included: what a motor must supply).
+    Limits: ``limit_forces`` (nv, the torque or force each stop exerted at the last step) and
+    ``blocked`` (nv bools: the acceleration-prescribed coordinates whose prescription a stop
+    overrode at the last step; the stop wins, see the module text).
     Inputs: ``prescribed`` (bool per velocity coordinate), ``tau_cmd`` and ``a_cmd`` (held over a
     step); or ``inputs``, the built-in input laws (``engine.InputLaws``; they set ``prescribed``);
     or a Python callback ``set_control(fn)``, fn(t, q, v) -> (a_cmd, tau_cmd) called at every step
@@ -121,6 +138,7 @@ class Simulator:
         self.limit_restitution = 0.0
         self.contacts = []
         self.limit_forces = np.zeros(model.nv)
+        self.blocked = np.zeros(model.nv, dtype=bool)
         self.dt = dt
         self.integrator = integrator
         nv = model.nv
@@ -364,6 +382,7 @@ class Simulator:
         self.steps = 0
         self.contacts = []
         self.limit_forces = np.zeros(self.model.nv)
+        self.blocked = np.zeros(self.model.nv, dtype=bool)
         if self._stepper is not None:
             self._stepper.reset()
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v   # state a and tau belong to
@@ -413,13 +432,13 @@ class Simulator:
         try:
             self.step(1)
             out = (self.a.copy(), self.tau.copy(), np.array(self.lam, dtype=float), list(self.contacts),
-                   np.array(self.limit_forces, dtype=float))
+                   np.array(self.limit_forces, dtype=float), np.array(self.blocked, dtype=bool))
         finally:
             for k, (x, data) in saved.items():       # every array put back in place (others may hold it)
                 if data is not None and x.flags.writeable:
                     x[...] = data
                 vars(self)[k] = x
-        self.a, self.tau, self.lam, self.contacts, self.limit_forces = out
+        self.a, self.tau, self.lam, self.contacts, self.limit_forces, self.blocked = out
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
         return self.a, self.tau
 
@@ -526,6 +545,8 @@ class Simulator:
         if record is not None:
             record = self._check_record(record, n)
         uni = self._unilateral()
+        if uni is None and self.blocked.any():
+            self.blocked = np.zeros(self.model.nv, dtype=bool)     # no limits: nothing overrides
         # with a ground or joint limits the compiled unilateral step (closed loops included) runs the
         # steps, else the compiled step loop
         packed = self._loop_spec()          # None: no loops; False: loops only Python can step
@@ -540,17 +561,30 @@ class Simulator:
         k = 0
         while k < n:
             if compiled_uni and self._compiled_ok():
-                if limits_first:
+                # the steps the compiled step may take: none while a joint is past its stop or an
+                # acceleration-prescribed joint is near its own (the Python step stops those), as
+                # many as keep a prescribed joint's constant acceleration clear of its stops
+                span = uni.compiled_span(self, n - k)
+                if span == 0 and limits_first:
+                    # the compiled loop still runs the stretches with no limit near
                     rec = None if record is None else tuple(r[k:] for r in record)
                     done, near = self._step_compiled(n - k, rec, packed, uni.limit_arrays())
                     k += done
                     if not near:
                         continue
-                rec = None if record is None else tuple(r[k:] for r in record)
-                done, python_step = uni.run_compiled(self, n - k, rec, packed)
-                k += done
-                if not python_step:
-                    continue
+                if span > 0 and limits_first:
+                    rec = None if record is None else tuple(r[k:] for r in record)
+                    done, near = self._step_compiled(span, rec, packed, uni.limit_arrays())
+                    k += done
+                    if not near:
+                        continue
+                    span = uni.compiled_span(self, n - k)
+                if span > 0:
+                    rec = None if record is None else tuple(r[k:] for r in record)
+                    done, python_step = uni.run_compiled(self, span, rec, packed)
+                    k += done
+                    if not python_step:
+                        continue
             elif loops is not False and self._compiled_ok():
                 rec = None if record is None else tuple(r[k:] for r in record)
                 done, python_step = self._step_compiled(n - k, rec, loops)

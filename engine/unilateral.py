@@ -36,8 +36,21 @@ Rows (all velocity level, J v+ compared with a target):
   (d <= 0, n.v < 0 at the start) bounces the same way on V = -n.v. Slower than RESTITUTION_SPEED:
   inelastic (resting contact does not chatter);
 - friction t1, t2: the exact Coulomb disk |lambda_t| <= mu lambda_n, sticking when t.v+ = 0;
-- joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints), or
-  >= -e v- with restitution e (``limit_restitution``, default 0: no bounce);
+- joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints); with
+  restitution e (``limit_restitution``, default 0: no bounce) a joint bounces as a contact does,
+  on the speed V = sqrt(u^2 + 2 a d) with which its free motion reaches the stop (kept with the
+  limit's warm start; was e times the speed the speculative row left it with, d/h at most), in
+  the step after it lands: +-v+_i >= w with 1/2 w^2 + a h w = 1/2 (e V)^2. A step that would
+  cross a stop from farther than the margins (a large acceleration: the smooth step is tried and
+  ends past it) is redone with every limit as a row: a far stop's row acts only when the step's
+  velocity would carry the joint past it (speculative), so no step tunnels through a stop. A
+  joint found past its stop is brought back by its position (``_return_into_range``, v untouched,
+  its row holding it from going farther);
+- an acceleration-prescribed joint's limit row can not act (the hybrid response moves no
+  prescribed joint): the stop wins there by changing the prescription. A prescribed joint that
+  its prescription would carry past the row's target is held (its acceleration for this step the
+  one that brings it onto the stop: ``_block``), the motor keeps the torque its prescription asks,
+  the stop exerts the rest (``sim.limit_forces``) and ``sim.blocked`` marks it;
 - closed loops: A dv = 0 (the loop multipliers absorb the contact impulses).
 
 Solver: projected Gauss-Seidel over the rows with the exact friction disk (per contact: normal
@@ -84,6 +97,10 @@ from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, PGS_MAX_ITE
                              rows_kernel as _rows_kernel, contact_advance, I_ROWS, I_ITER, I_POLISHED, I_STEPS,
                              I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
 from .steploop import LIMIT_MARGIN
+
+LIMIT_SLOP = 1e-3           # rad or m past a stop left alone (a loop's drift: 2e-4 rad in the five-bar)
+LIMIT_RETURN_TIME = 0.05    # s: time constant at which a joint found past its stop is brought back
+LIMIT_RETURN_SPEED = 0.1    # rad/s or m/s: the least speed of that return (it ends in finite time)
 
 
 def _quat_rot(qw):
@@ -140,6 +157,40 @@ class ContactStepper:
     @property
     def has_limits(self):
         return len(self.lim_v) > 0
+
+    def compiled_span(self, sim, n):
+        """How many of the next n steps engine.contactkernels may take (0: the next step is the
+        Python step's). A prescribed joint's limit row can not act in the compiled step (the
+        hybrid response moves no prescribed joint, and the stop's override, ``_block``, is the
+        Python step's): with limits on, no compiled step while a joint is past its stop
+        (``_return_into_range`` brings it back) or an acceleration-prescribed joint with limits is
+        driven by the input laws (not bounded in advance); with a constant prescribed acceleration
+        a, as many steps as keep |v| t + a t (t + h) / 2 clear of its stops by LIMIT_MARGIN."""
+        if not (sim.joint_limits and self.has_limits):
+            return n
+        x = np.asarray(sim.q, dtype=float)[self.lim_q]
+        if np.any(x < self.lim_lo - LIMIT_SLOP) or np.any(x > self.lim_hi + LIMIT_SLOP):
+            return 0
+        laws = sim._inputs_laws
+        if laws is not None and not laws.is_zero():
+            return 0 if np.any(laws.prescribed[self.lim_v]) else n
+        pres = np.asarray(sim.prescribed, dtype=bool)[self.lim_v]
+        if not pres.any():
+            return n
+        h = sim.dt
+        iv = self.lim_v[pres]
+        d = np.minimum(x - self.lim_lo, self.lim_hi - x)[pres] - LIMIT_MARGIN
+        if np.any(d <= 0.0):
+            return 0
+        a = np.abs(np.asarray(sim.a_cmd, dtype=float)[iv])
+        b = np.abs(np.asarray(sim.v, dtype=float)[iv]) + 0.5 * a * h
+        # the largest t with a t^2 / 2 + b t <= d
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(a > 0.0, 2.0 * d / (b + np.sqrt(b * b + 2.0 * a * d)), d / b)
+        t = float(np.min(t))
+        if not math.isfinite(t):
+            return n
+        return int(min(n, max(0.0, math.floor(t / h))))
 
     # ------------------------------------------------------------------ the compiled step
     def compiled_ok(self, sim, packed):
@@ -252,6 +303,7 @@ class ContactStepper:
             sim._set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), gnd[:3].copy(),
                                     K["c_force"][:nc].copy(), K["c_pen"][:nc].copy())
             sim.limit_forces = K["limit_forces"].copy()
+            sim.blocked = np.zeros(model.nv, dtype=bool)
             self.warm = {}
             self.approach = {}
             stats.update(rows=int(st_i[I_ROWS]), iterations=int(st_i[I_ITER]), polished=bool(st_i[I_POLISHED]),
@@ -367,13 +419,16 @@ class ContactStepper:
         3.9 m/s at dt 0.1 outside: it passed the plane and was projected out, and with e = 1
         bounced to 1.23 m from 1 m)."""
         speed = float(np.abs(v).max(initial=0.0))
-        return self._candidates(sim, q, v, T, np.inf,
-                                max(LIMIT_MARGIN, 4.0 * sim.dt * speed + 0.1),
+        # every limit too: a stop the step would cross may be farther than any margin of the start
+        # velocity (3e4 rad/s^2 at dt 0.01 covers 1.5 rad from rest and ended 2.5 rad past a stop);
+        # a far stop's row (-d/h) acts only when the step's velocity would carry the joint past it
+        return self._candidates(sim, q, v, T, np.inf, np.inf,
                                 max(CONTACT_MARGIN, 4.0 * sim.dt * speed * self.model.characteristic_length() + 0.05))
 
     def _clear(self, sim):
         sim.contacts = []
         sim.limit_forces = np.zeros(self.model.nv)
+        sim.blocked = np.zeros(self.model.nv, dtype=bool)
         self.warm = {}
         self.approach = {}
         self.stats.update(rows=0, iterations=0, polished=False, residual=0.0)
@@ -385,10 +440,15 @@ class ContactStepper:
         # configurations past a limit or through the ground, and a body at rest on a limit
         # would then be held against an average of them instead of the gravity it feels)
         a_free, tau1, lam1 = sim._accel(q, v, a_cmd, tau_cmd)
+        pres = sim.prescribed
+        # acceleration-prescribed joints the step would carry past a stop: the stop wins
+        blocked, stop_torque = self._block(sim, q, v, a_cmd, tau_cmd, a_free, tau1, limits)
+        if blocked.any():
+            a_free, tau_held, lam1 = sim._accel(q, v, self._held_a, tau_cmd)
+            stop_torque = np.where(blocked, tau_held - tau1, 0.0)   # tau1: the motors, as prescribed
         v_free = v + h * a_free
         if self.free:
             v_free = self._start_frame(v, v_free, h)
-        pres = sim.prescribed
         ground = sim.ground
         # rows
         Jc, frames = self._contact_rows(q, T, contacts, ground) if contacts else (np.zeros((0, nv)), [])
@@ -428,14 +488,23 @@ class ContactStepper:
                 elif d > 0.0:
                     landing[k] = math.sqrt(max(0.0, vn * vn + 2.0 * pull * d))
         e_l = sim.limit_restitution
+        landing_l = np.zeros(len(limits))   # speed at which a joint reaches its stop in this step
         for k, (i, s, d) in enumerate(limits):
             r = 3 * nc + k
             kind[r] = UNILATERAL
             vl = v_minus[r]
             if d > 0.0:
                 target[r] = -d / h
-            if e_l > 0.0 and vl < -RESTITUTION_SPEED and d <= h * abs(vl):
-                target[r] = max(target[r], -e_l * vl)
+            if e_l > 0.0:
+                # as the ground's restitution: on the speed the joint reaches the stop with
+                pull = max(0.0, -s * float(v_free[i] - v[i]) / h)
+                speed = self.approach.get(("l", i, s), 0.0) if d <= PENETRATION_SLOP else 0.0
+                if speed == 0.0 and d <= 0.0 and vl < -RESTITUTION_SPEED:
+                    speed = -vl                      # struck while on the stop
+                if speed > 0.0:
+                    target[r] = max(target[r], bounce_speed(e_l, speed, pull, h))
+                elif d > 0.0:
+                    landing_l[k] = math.sqrt(max(0.0, vl * vl + 2.0 * pull * d))
         nl = len(limits)
         kind[3 * nc + nl:] = BILATERAL
         r = J @ v_free - target
@@ -473,24 +542,34 @@ class ContactStepper:
         self.approach = {keys[k]: float(landing[k]) for k in range(nc)
                          if landing[k] > RESTITUTION_SPEED and lam[3 * k] > 0.0}
         self.warm.update({key: float(lam[3 * nc + k]) for k, key in enumerate(keys[nc:])})
+        self.approach.update({keys[nc + k]: float(landing_l[k]) for k in range(nl)
+                              if landing_l[k] > RESTITUTION_SPEED and lam[3 * nc + k] > 0.0})
         v_new = v_free + G @ lam
         # the impulses' loss: each row's impulse times the mean of its velocity before and after the
         # step (1/2 m v^2 of an inelastic impact, friction times slip, 0 at rest or sticking), both
         # in the frame the rows are written in (v_new before _integrate turns free roots' twists
         # into their frame at the end: a rolling ball's normal row would see its velocity turned)
         loss = -0.5 * float(lam @ (J @ (v + v_new)))
+        loss -= 0.5 * h * float(stop_torque @ (v + v_new))      # the stops that hold prescribed joints
         q_new, v_new = self._integrate(q, v_new, h)
         q_new = self._project_out(sim, q_new)
+        q_new, dE = self._return_into_range(sim, q_new, v_new, h)
+        loss -= dE
         # report
         gen = J.T @ lam / h                  # generalized constraint force
         a1 = (v_new - v) / h
         if pres.any():
             tau1 = tau1.copy()
-            tau1[pres] -= gen[pres]          # what the motors of prescribed joints supply now
+            unblocked = pres & ~blocked
+            tau1[unblocked] -= gen[unblocked]     # what the motors of prescribed joints supply now
         lam_out = lam1 + lam[3 * nc + nl:] / h if A.shape[0] else lam1
         limit_forces = np.zeros(nv)
         for k, (i, s, d) in enumerate(limits):
             limit_forces[i] += s * lam[3 * nc + k] / h
+        if blocked.any():
+            # a held joint's motor keeps its prescribed torque; the stop takes the rest, what the
+            # contacts or loops do not supply
+            limit_forces[blocked] += stop_torque[blocked] - gen[blocked]
         out = []
         names = model.body_names
         for k, (ba, bb, x, n, d, key) in enumerate(contacts):
@@ -502,6 +581,7 @@ class ContactStepper:
                                "ground" if bb == 0 else names[bb - 1]))
         sim.contacts = out
         sim.limit_forces = limit_forces
+        sim.blocked = blocked
         st = self.stats
         st.update(rows=m, iterations=int(iters), polished=bool(polished), residual=float(res))
         st["steps"] += 1
@@ -511,6 +591,56 @@ class ContactStepper:
         dW = [h * p for p in sim._powers(q, v, tau1)]     # semi-implicit Euler: the powers at the start
         dW[1] += loss
         return q_new, v_new, a1, tau1, lam_out, dW
+
+    def _block(self, sim, q, v, a_cmd, tau_cmd, a_free, tau1, limits):
+        """The acceleration-prescribed joints that a stop overrides in this step (nv bools) and
+        zeros for their stop torques (filled in by the caller). A prescribed joint's limit row can
+        not act (the hybrid response moves no prescribed joint), so the stop is met here: a
+        prescribed joint whose prescription would carry it past a limit candidate's target
+        (-d/h ahead of a stop, 0 on or past it) is held instead, its acceleration the one that
+        brings it exactly there (``self._held_a``: a_cmd with those entries replaced). It follows
+        its prescription again as soon as that points away from the stop."""
+        nv = self.model.nv
+        blocked = np.zeros(nv, dtype=bool)
+        pres = sim.prescribed
+        if not limits or not pres.any():
+            return blocked, np.zeros(nv)
+        h = sim.dt
+        held = np.array(a_cmd, dtype=float).copy()
+        for i, s, d in limits:
+            if not pres[i]:
+                continue
+            target = -d / h if d > 0.0 else 0.0
+            if s * (v[i] + h * a_free[i]) < target:
+                blocked[i] = True
+                held[i] = (s * target - v[i]) / h
+        self._held_a = held
+        return blocked, np.zeros(nv)
+
+    def _return_into_range(self, sim, q, v, h):
+        """A joint found past its stop (started there: set_state, a lesson's pose) is brought back
+        by its position only, v untouched (its limit row already keeps it from moving farther out):
+        by h (excess / LIMIT_RETURN_TIME + LIMIT_RETURN_SPEED) per step, the rest at once when
+        less than LIMIT_SLOP would remain: 2 rad past a stop is back within 0.3 s at any dt.
+        An excess below LIMIT_SLOP is left alone (the compiled step leaves it too: a loop's drift
+        projection may leave a joint that far past its stop). Returns (q, the energy change
+        of the move: booked as negative dissipation so that energy_balance() stays closed)."""
+        if not (sim.joint_limits and self.has_limits):
+            return q, 0.0
+        x = q[self.lim_q]
+        over = np.maximum(self.lim_lo - x, x - self.lim_hi)
+        if not np.any(over > LIMIT_SLOP):
+            return q, 0.0
+        from .api import kinetic_energy, potential_energy
+        e0 = kinetic_energy(self.model, q, v) + potential_energy(self.model, q)
+        q = q.copy()
+        for k in np.flatnonzero(over > LIMIT_SLOP):
+            move = min(over[k], h * (over[k] / LIMIT_RETURN_TIME + LIMIT_RETURN_SPEED))
+            if over[k] - move < LIMIT_SLOP:
+                move = over[k]               # the last stretch at once: it ends on the stop
+            q[self.lim_q[k]] += move if x[k] < self.lim_lo[k] else -move
+        e1 = kinetic_energy(self.model, q, v) + potential_energy(self.model, q)
+        return q, e1 - e0
 
     def _start_frame(self, v, v_free, h):
         """v_free of the free roots in the frame the step works in: their body frame at the start

@@ -252,14 +252,17 @@ def test_steps_that_drift_project_in_the_compiled_loop(name):
     ("five_bar", "rk4", 3.0, False),
     ("four_bar", "euler", 2.0, False),                   # explicit Euler gains energy until the limits stop it
     ("slider_crank", "semi_implicit_euler", 2.0, False),  # the slider hits its stroke limits
-    ("five_bar", "semi_implicit_euler", 1.4, True),      # one motor prescribed: hybrid dynamics in the loop
+    ("five_bar", "semi_implicit_euler", 1.4, True),      # one motor prescribed, runs onto its own stop
 ])
 def test_loops_with_joint_limits_step_compiled_as_the_python_step(name, integrator, seconds, prescribe):
     """Closed loops with joint limits: the compiled unilateral step (engine.contactkernels) puts the
     loop rows into the limit solve and projects drift as the Python step does: no step in Python,
     the same trajectory, multipliers, limit torques, projections and energy account. The four-bar
     and the slider-crank turn fully (continuous joints): they run with their crank and coupler or
-    rod limited to +-2 pi (loop_models.limited)."""
+    rod limited to +-2 pi (loop_models.limited). The prescribed motor of the five-bar reaches its own
+    +2 pi stop: the stop wins (issue 31), and the steps that could bring a prescribed
+    joint onto its stop are the Python step's (the compiled step can not stop one), so there the
+    compiled run takes some Python steps."""
     model = linkage(name) if name == "five_bar" else limited(name)
     q0, v0 = catalog.initial_state(model)
     n = int(round(seconds / 1e-3))
@@ -278,7 +281,7 @@ def test_loops_with_joint_limits_step_compiled_as_the_python_step(name, integrat
         sim.step(n)
         out.append((sim, len(python_steps)))
     (a, na), (b, nb) = out
-    assert na == 0 and nb == n
+    assert (na == 0 or (prescribe and na < n // 4)) and nb == n
     assert a.contact_stats["steps"] == b.contact_stats["steps"] > 0      # steps with a limit near
     assert a.loop_projections == b.loop_projections
     assert_close(a.q, b.q, 1e-9, f"{name} q")
@@ -287,9 +290,11 @@ def test_loops_with_joint_limits_step_compiled_as_the_python_step(name, integrat
     assert_close(a.tau, b.tau, 1e-7, f"{name} tau")
     assert_close(a.limit_forces, b.limit_forces, 1e-7, f"{name} limit torques")
     assert abs(a.work - b.work) < 1e-9 and abs(a.dissipated - b.dissipated) < 1e-9
-    if prescribe:       # the motor kept its motion through the limit impulses and the projections
-        assert a.loop_projections > 0
-        assert abs(a.v[0] - (v0[0] + 5.0 * seconds)) < 1e-9
+    if prescribe:       # the motor kept its motion through the limit impulses and the projections,
+        assert a.loop_projections > 0       # until its own stop held it there
+        j = model.joints[0]
+        assert a.prescribed[j.idx_v] and abs(a.q[j.idx_q] - j.upper[0]) < 1e-9
+        assert a.blocked[j.idx_v] and b.blocked[j.idx_v]
 
 
 @pytest.mark.parametrize("name", LINKAGES)
