@@ -31,9 +31,10 @@ PREPARED = "jointlab: prepared "     # the child's line after each task of engin
 # what the window needs to run a tree model through the Python step (engine.warmup.PYTHON_STEP_TASKS,
 # copied): on a cold start the model opens once these are compiled, and the compiled step loops take
 # over once the child has compiled them and the simulation stages (LOOPS_READY)
-PYTHON_STEP_TASKS = ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.liegroup",
-                     "engine.algorithms.kinematics", "engine.algorithms.rnea", "engine.algorithms.crba",
-                     "engine.poses", "engine.steploop:evaluate_laws")
+PYTHON_STEP_TASKS = ("engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
+                     "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
+                     "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
+                     "engine.poses:body_poses", "engine.poses:frame_jacobian")
 LOOPS_READY = ("engine.steploop", "engine.loopkernels", "simulation", "contact")
 
 
@@ -216,11 +217,11 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
         if not loader.done.is_set():
             n, total, current = loader.progress()
             el = time.perf_counter() - loader.t0
-            what = f" ({current.split('.')[-1]})" if current else ""
+            what = f" ({current.split(':')[-1].split('.')[-1]})" if current else ""
             if loader.child is None:     # a warm cache: loading, not compiling
-                win.show_progress(f"Loading dynamics kernels{what}, {n}/{total} modules", n, total)
+                win.show_progress(f"Loading dynamics kernels{what}, {n}/{total}", n, total)
             else:
-                win.show_progress(f"Compiling dynamics kernels{what}, {n}/{total} modules, {el:.0f} s\n"
+                win.show_progress(f"Compiling dynamics kernels{what}, {n}/{total}, {el:.0f} s\n"
                                   "(first start only: later starts take about a second)", n, total)
             return
         poll_timer.stop()

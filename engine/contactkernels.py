@@ -317,7 +317,7 @@ def solve(W, r, kind, mu, lam):
     taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW)
     if taken:
         return 0, True, res
-    iters = pgs(W, r, kind, mu, lam, PGS_MAX_ITER, PGS_TOL)
+    iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
     res = residual(W, r, kind, mu, lam)
     taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW))
     return iters, taken, res_p if taken else res
@@ -737,7 +737,7 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
             r[i] = 0.0
     kind = np.full(nd, UNILATERAL, dtype=np.int64)
     lam = np.zeros(nd)
-    pgs(W, r, kind, np.zeros(nd), lam, PGS_MAX_ITER, 1e-12)
+    pgs(W, r, kind, np.zeros(nd), lam, int(PGS_MAX_ITER), 1e-12)
     for j in range(nv):
         s = 0.0
         for i in range(nd):

@@ -87,6 +87,8 @@ from .stepping import StepLoop
 from .contact import Contact, contact_arrays
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
+STABILIZATIONS = ("baumgarte", "none")
+LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
 
 # Whether step() may run the compiled step loops (engine.steploop, engine.contactkernels). Always,
 # but for the window's first start on an empty kernel cache (app/gui.py): there the simulation runs
@@ -103,8 +105,6 @@ def set_compiled_step(enabled):
 def compiled_step():
     """True when step() may use the compiled step loops (set_compiled_step)."""
     return _COMPILED_STEP[0]
-STABILIZATIONS = ("baumgarte", "none")
-LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
 
 
 def _writable(x, dtype):

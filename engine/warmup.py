@@ -260,20 +260,25 @@ def default_jobs():
         return os.cpu_count() or 1
 
 
-# what the window calls to run a tree model through the Python step (engine.simulator.set_compiled_step):
-# the dynamics, the joint groups, kinematics and poses to draw it, and the input laws. A first start
-# (empty cache) opens the model once these are compiled and runs it in Python until the compiled
-# step loops are ready (app/gui.py)
-PYTHON_STEP_TASKS = ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.liegroup",
-                     "engine.algorithms.kinematics", "engine.algorithms.rnea", "engine.algorithms.crba",
-                     "engine.poses", "engine.steploop:evaluate_laws")
+# what the window calls to run a tree model through the Python step (engine.simulator.set_compiled_step),
+# kernel by kernel ("module:kernel"; measured: the double pendulum's window calls aba, crba, energy,
+# integrate and the two pose kernels), with the Python step's own (dexp_inv_into, state_bounded). A
+# first start (empty cache) opens the model once these are compiled and runs it in Python until the
+# compiled step loops are ready (app/gui.py). Hybrid dynamics (a prescribed joint), rnea and the input
+# laws (engine.steploop.evaluate_laws) come right after them, before the step loops
+PYTHON_STEP_TASKS = ("engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
+                     "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
+                     "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
+                     "engine.poses:body_poses", "engine.poses:frame_jacobian")
 
 
 def app_tasks():
-    """The tasks of the window's kernels (APP_MODULES): PYTHON_STEP_TASKS first, then the rest of
-    TASKS restricted to APP_MODULES, each with its dependencies among them."""
-    tasks = {t: tuple(d for d in TASKS.get(t, ("engine.algorithms.rnea",)) if d in APP_MODULES)
-             for t in PYTHON_STEP_TASKS}
+    """The tasks of the window's kernels (APP_MODULES): PYTHON_STEP_TASKS first, then hybrid, rnea and
+    the input laws, then the rest of TASKS restricted to APP_MODULES, each with its dependencies among
+    them."""
+    tasks = {t: () for t in PYTHON_STEP_TASKS}
+    tasks.update({"engine.algorithms.hybrid": (), "engine.algorithms.rnea": (),
+                  "engine.steploop:evaluate_laws": ("engine.algorithms.rnea",)})
     tasks.update((t, tuple(d for d in TASKS[t] if d in APP_MODULES)) for t in TASKS if t in APP_MODULES
                  and t not in tasks)
     return tasks
