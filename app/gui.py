@@ -31,7 +31,7 @@ PREPARED = "jointlab: prepared "     # the child's line after each task of engin
 # what the window needs to run a tree model through the Python step (engine.warmup.PYTHON_STEP_TASKS,
 # copied): on a cold start the model opens once these are compiled, and the compiled step loops take
 # over once the child has compiled them and the simulation stages (LOOPS_READY)
-PYTHON_STEP_TASKS = ("engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
+PYTHON_STEP_TASKS = ("model", "engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
                      "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
                      "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
                      "engine.poses:body_poses", "engine.poses:frame_jacobian")

@@ -97,6 +97,8 @@ def prepare(log=None, modules=KERNEL_MODULES):
     import importlib
     from engine.layout import Kernel
     for name in modules:
+        if not name.startswith("engine."):
+            continue                                  # a stage of public paths (parallel's tasks), not a module
         module, _, only = name.partition(":")        # "module:kernel": that kernel only
         mod = importlib.import_module(module)
         for key, obj in list(vars(mod).items()):
@@ -170,6 +172,8 @@ def _paths(stage):
             _simulate(engine, loop)
         elif stage == "contact":
             _simulate(engine, legged, ground=engine.Ground(), joint_limits=True)
+        elif stage == "model":
+            pass                  # loading the models compiled what a model's loading compiles (spatial_inertia)
         elif stage == "batches":
             q, v = initial_state(tree)
             _batches(engine, tree, q, v, np.full(tree.nv, 0.1))
@@ -262,11 +266,12 @@ def default_jobs():
 
 # what the window calls to run a tree model through the Python step (engine.simulator.set_compiled_step),
 # kernel by kernel ("module:kernel"; measured: the double pendulum's window calls aba, crba, energy,
-# integrate and the two pose kernels), with the Python step's own (dexp_inv_into, state_bounded). A
+# integrate and the two pose kernels), with the Python step's own (dexp_inv_into, state_bounded) and
+# what loading a model compiles ("model": spatial_inertia, 12 s in the window's process if left). A
 # first start (empty cache) opens the model once these are compiled and runs it in Python until the
 # compiled step loops are ready (app/gui.py). Hybrid dynamics (a prescribed joint), rnea and the input
 # laws (engine.steploop.evaluate_laws) come right after them, before the step loops
-PYTHON_STEP_TASKS = ("engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
+PYTHON_STEP_TASKS = ("model", "engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
                      "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
                      "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
                      "engine.poses:body_poses", "engine.poses:frame_jacobian")
