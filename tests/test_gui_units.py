@@ -367,7 +367,7 @@ def test_engine_import_runs_the_warm_up_in_its_child(eng, tmp_path, monkeypatch)
     loader = gui.EngineImport()
     assert loader.done.wait(300), "the engine never loaded"
     assert loader.error is None and loader.child is not None
-    assert "engine.algorithms.aba" in loader.compiled          # followed the child's progress
+    assert "engine.algorithms.aba:aba" in loader.compiled      # followed the child's progress (its first task)
     loader.child.wait(600)
     assert loader.child.returncode == 0
     assert gui.kernels_warmed_up() is True
