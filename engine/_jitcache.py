@@ -10,14 +10,31 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import numba
 
 
-# the files that define compiled code or the record layouts it reads
-KERNEL_SOURCES = ("_inliner.py", "spatial.py", "joints.py", "layout.py", "algorithms/*.py", "steploop.py", "loopkernels.py",
-                  "poses.py", "batch.py", "contactkernels.py")
+# The cache key covers every file of the engine that defines compiled code (a numba decorator at the
+# start of a line: @njit, @kernel, @numba.jit, @cfunc, @overload..., in any subfolder), found by
+# reading the sources, so that a file moved or added is never left out of the key (a helper left out
+# would keep running stale compiled code after an edit). Always in it: the compiler patch and the
+# record layouts the kernels read. tests/test_house_guards.py checks the list against every compiled
+# function the engine's modules hold.
+ALWAYS_KEYED = ("_inliner.py", "layout.py")
+_COMPILED = re.compile(rb"^[ \t]*@(?:numba\.)?(?:njit|jit|kernel|cfunc|overload\w*|generated_jit|vectorize|guvectorize)\b",
+                       re.MULTILINE)
+
+
+def kernel_files(root=None):
+    """The engine's files that define compiled code (sorted paths), plus ALWAYS_KEYED."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parent
+    out = []
+    for p in sorted(root.rglob("*.py")):
+        if p.relative_to(root).as_posix() in ALWAYS_KEYED or _COMPILED.search(p.read_bytes()):
+            out.append(p)
+    return out
 
 
 # written into the cache directory by engine.warmup once every kernel is in it (app/gui.py reads it
@@ -28,8 +45,7 @@ WARM_MARKER = "warmed-up"
 def _source_hash():
     root = Path(__file__).resolve().parent
     h = hashlib.sha1(numba.__version__.encode())
-    files = sorted({p for pattern in KERNEL_SOURCES for p in root.glob(pattern)})
-    for p in files:
+    for p in kernel_files(root):
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]

@@ -101,9 +101,12 @@ def prepare(log=None, modules=KERNEL_MODULES):
             continue                                  # a stage of public paths (parallel's tasks), not a module
         module, _, only = name.partition(":")        # "module:kernel": that kernel only
         mod = importlib.import_module(module)
-        for key, obj in list(vars(mod).items()):
-            if isinstance(obj, Kernel) and (not only or key == only):
-                obj._prepare()
+        found = [obj for key, obj in list(vars(mod).items()) if isinstance(obj, Kernel) and (not only or key == only)]
+        if not found:        # a module renamed or moved: say so instead of preparing nothing
+            raise LookupError(f"engine.warmup: {module} holds no kernel with a signature"
+                              + (f" named {only!r}" if only else ""))
+        for obj in found:
+            obj._prepare()
         if log is not None:
             log(name)
 
