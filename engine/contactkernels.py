@@ -305,11 +305,88 @@ def _take_polished(W, r, kind, mu, lam, new, bound):
 
 
 @njit(cache=True, _nrt=True)
+def pivot(W, r, kind, mu, lam, new, trial, bound, rounds):
+    """Active-set rounds for when PGS stops short (a heavy body on a light one: at a mass ratio of
+    1:10000 PGS needs ~1e5 sweeps, and 200 leave light contacts with |lam_t| on the rim of their
+    small cones, so its active set says "sliding" where everything sticks). Starts from PGS's
+    active set with every contact in it sticking, polishes it, and from each polished answer that
+    is not admissible takes the next set (a direct active-set method, as Kostreva's and Judice's
+    for LCPs): a normal row with a negative impulse leaves the set, an inactive one that the answer
+    drives into the ground (c < 0) enters it, a contact whose friction leaves its cone slides
+    against its slip, the others stick. When a set's answer is admissible with residual <= bound it
+    is copied into lam. Returns (taken, its residual)."""
+    m = r.shape[0]
+    rmax = 0.0
+    for i in range(m):
+        trial[i] = lam[i]
+        rmax = max(rmax, abs(r[i]))
+    i = 0
+    while i < m:
+        if kind[i] == NORMAL:
+            trial[i + 1] = 0.0
+            trial[i + 2] = 0.0
+            i += 3
+        else:
+            i += 1
+    for _ in range(rounds):
+        if polish(W, r, kind, mu, trial, new):
+            res = residual(W, r, kind, mu, new)
+            if res <= bound:
+                for i in range(m):
+                    lam[i] = new[i]
+                return True, res
+        cv = W @ new + r
+        scale = 0.0
+        for i in range(m):
+            scale = max(scale, abs(new[i]))
+        scale = max(scale, 1e-300)
+        i = 0
+        while i < m:
+            k = kind[i]
+            if k == BILATERAL:
+                trial[i] = new[i]
+                i += 1
+                continue
+            if new[i] > 1e-12 * scale:
+                trial[i] = new[i]
+            elif cv[i] < 0.0:
+                trial[i] = scale                    # driven into the ground while out of the set
+            else:
+                trial[i] = 0.0
+            if k == NORMAL:
+                t1 = new[i + 1]
+                t2 = new[i + 2]
+                nt = math.hypot(t1, t2)
+                lim = mu[i] * trial[i]
+                if trial[i] > 0.0 and nt > 0.0 and nt > lim * (1.0 - 1e-6):
+                    s1 = cv[i + 1]
+                    s2 = cv[i + 2]
+                    ns = math.hypot(s1, s2)
+                    if ns > 1e-9 * max(1.0, rmax):          # slide against the slip
+                        trial[i + 1] = -lim * s1 / ns
+                        trial[i + 2] = -lim * s2 / ns
+                    else:                                   # along the friction found
+                        trial[i + 1] = lim * t1 / nt
+                        trial[i + 2] = lim * t2 / nt
+                else:
+                    trial[i + 1] = 0.0                      # stick
+                    trial[i + 2] = 0.0
+                i += 3
+            else:
+                i += 1
+    return False, 0.0
+
+
+PIVOT_ROUNDS = 12
+
+
+@njit(cache=True, _nrt=True)
 def solve(W, r, kind, mu, lam):
     """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
     The warm start's active set first: resting contact keeps the last step's, and its exact
     (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
-    is at least as exact as PGS's answer. Returns (sweeps, polished, worst residual)."""
+    is at least as exact as PGS's answer; when PGS stopped short and that set is not admissible,
+    ``pivot`` rounds from it. Returns (sweeps, polished, worst residual)."""
     m = r.shape[0]
     if m == 0:
         return 0, False, 0.0
@@ -320,6 +397,8 @@ def solve(W, r, kind, mu, lam):
     iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
     res = residual(W, r, kind, mu, lam)
     taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW))
+    if not taken and iters >= PGS_MAX_ITER:          # PGS stopped short: pivot on its active set
+        taken, res_p = pivot(W, r, kind, mu, lam, new, np.empty(m), max(res, POLISH_BELOW), int(PIVOT_ROUNDS))
     return iters, taken, res_p if taken else res
 
 
