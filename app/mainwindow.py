@@ -102,6 +102,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_docks()
         build_menus(self)
         self.teach = TeachingUI(self)          # Inspector, Step-through, Equation view (app/teachui.py)
+        from .timeline import Timeline
+        self.timeline = Timeline(self)         # the history slider (app/timeline.py)
+        self.timeline.message.connect(lambda m: self.status.showMessage(m, 8000))
         self.contact = ContactUI(self)         # ground, joint limits, contact arrows, pins (app/contactui.py)
         self.view.bodyClicked.connect(self.teach.select_body)
         self.modelLoaded.connect(self._install)
@@ -519,7 +522,9 @@ class MainWindow(QtWidgets.QMainWindow):
         w = self.worker
         if w is None or w.snapshot().running or self.plots.recorder is None:
             return False
-        self.plots.append(w.samples.drain())
+        self._take_samples(w.samples.drain())
+        if self.timeline.cursor is not None:         # scrubbing: the cursor moves back
+            return self.timeline.move_by(-seconds)
         rec = self.plots.recorder
         last = rec.last_time()
         row = None if last is None else rec.row_at(last - seconds + 1e-9)
@@ -589,10 +594,9 @@ class MainWindow(QtWidgets.QMainWindow):
                 self._loop_projected(*msg)
             else:
                 self._notice(msg)
-        blocks = w.samples.drain()
-        if blocks:
-            self.plots.append(blocks)
+        self._take_samples(w.samples.drain())
         snap = w.snapshot()
+        self.timeline.frame(snap)
         self._frame_count += 1
         if snap.serial != self._last_serial:
             self._last_serial = snap.serial
@@ -612,6 +616,13 @@ class MainWindow(QtWidgets.QMainWindow):
         if now - self._plot_time > PLOT_PERIOD:
             self._plot_time = now
             self.plots.refresh()
+
+    def _take_samples(self, blocks):
+        """New sample blocks to the timeline's history (first: it drops what a resume replaces)
+        and the plots."""
+        if blocks:
+            self.timeline.feed(blocks)
+            self.plots.append(blocks)
 
     def _style(self, label, css):
         if label.styleSheet() != css:
