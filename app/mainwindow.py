@@ -518,7 +518,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def step_back(self, seconds=0.1):
         """While paused: go back to the recorded state ``seconds`` earlier (every step is recorded);
-        the later samples are dropped and the next steps replace them."""
+        the later samples are dropped and the next steps replace them. While the timeline's cursor
+        is back in the history, the cursor moves back instead (app/timeline.py)."""
         w = self.worker
         if w is None or w.snapshot().running or self.plots.recorder is None:
             return False
@@ -533,6 +534,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         L = w.layout
         rec.truncate(row[0])
+        self.timeline.truncate(row[0])
         self.plots.refresh(force=True)
         w.go_back_to(float(row[0]), row[L.q], row[L.dq])
         self.status.showMessage(f"back to t = {row[0]:.3f} s", 5000)

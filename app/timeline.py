@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import time
 
+import numpy as np
 from PyQt6 import QtCore, QtWidgets
 
 from .history import History
@@ -49,6 +50,8 @@ class Timeline(QtWidgets.QToolBar):
         self._ui_time = 0.0
         self._running = True
         self._end_t = None
+        self._checked = -1          # the snapshot serial last compared with the recorded readouts
+        self.inputs_changed = False  # the cursor's readouts differ from the recorded ones (new inputs)
         self._play_t = None
         self._play_wall = None
         self.clock = time.perf_counter     # the playback's wall clock (a test may drive its own)
@@ -56,6 +59,9 @@ class Timeline(QtWidgets.QToolBar):
         win.addToolBar(QtCore.Qt.ToolBarArea.BottomToolBarArea, self)
 
     def _build(self):
+        title = QtWidgets.QLabel(" history ")
+        title.setToolTip("the recorded run (while paused: drag the slider to any instant)")
+        self.addWidget(title)
         self.play_btn = QtWidgets.QToolButton()
         self.play_btn.setObjectName("history_play")
         self.play_btn.setText("▶")
@@ -137,6 +143,13 @@ class Timeline(QtWidgets.QToolBar):
             self.history.append(b)
             self._back_to_live()
 
+    def truncate(self, t):
+        """The run went back to t at once (Step Back, not scrubbing): the history from t on is dropped."""
+        if self.history is not None:
+            self.history.truncate(t)
+        self._back_to_live()
+        self._ui_time = 0.0
+
     def _back_to_live(self):
         if self.cursor is not None or self.tail is not None:
             self.cursor = None
@@ -156,6 +169,8 @@ class Timeline(QtWidgets.QToolBar):
         self._running = running
         if running and self.play_btn.isChecked():
             self.play_btn.setChecked(False)
+        if snap.serial != self._checked and not running:
+            self._check_readouts(snap)
         now = time.perf_counter()
         if not changed and now - self._ui_time < UI_PERIOD:
             return
@@ -245,6 +260,21 @@ class Timeline(QtWidgets.QToolBar):
             self.slider.setValue(0 if i is None else i)
         return True
 
+    def _check_readouts(self, snap):
+        """Once the cursor's state is shown: whether the simulation thread's readouts there (a and
+        tau, evaluated with the joint inputs in force now) are the ones the run recorded. They
+        differ when a law or mode changed since that instant; the label says so."""
+        self._checked = snap.serial
+        was = self.inputs_changed
+        self.inputs_changed = False
+        if self.cursor is not None:
+            r = self.history.row(self.cursor)
+            if abs(snap.t - r[0]) < 1e-12:
+                h = self.history
+                self.inputs_changed = not (_close(snap.a, r[h.a]) and _close(snap.tau, r[h.tau]))
+        if was != self.inputs_changed:
+            self._show_label()
+
     def _show_label(self):
         h = self.history
         if h is None or not len(h):
@@ -254,9 +284,16 @@ class Timeline(QtWidgets.QToolBar):
         t_end = self._end_t if self._end_t is not None else h.last_time()
         t = self.cursor_time()
         text = f"t = {t:.3f} s of {t0:.3f} – {t_end:.3f} s" if t is not None else ""
+        changed = self.cursor is not None and self.inputs_changed
+        if changed:
+            text = f"t = {t:.3f} s · inputs changed since"
         if self.label.text() != text:
             self.label.setText(text)
-        if self.cursor is not None:
+            self.label.setStyleSheet("color: #c60; font-weight: bold;" if changed else "")
+        if changed:
+            self.label.setToolTip(f"the joint inputs changed after t = {t:.3f} s: the readouts shown are those of "
+                                  f"the inputs in force now (what Run from here does), not the ones recorded")
+        elif self.cursor is not None:
             self.label.setToolTip(f"Run resumes from t = {t:.3f} s; the {t_end - t:.3f} s recorded after it are dropped")
         else:
             self.label.setToolTip(f"recorded: {len(h)} states, one per {h.period * 1e3:.3g} ms "
@@ -357,3 +394,9 @@ class Timeline(QtWidgets.QToolBar):
             self.export_lesson(path)
         except (OSError, L.LessonError) as exc:
             self.win._error("Save lesson", str(exc) if path in str(exc) else f"{path}: {exc}")
+
+
+def _close(x, ref, rtol=1e-6):
+    """Readouts equal up to rounding (relative to the vector's size)."""
+    x, ref = np.asarray(x, dtype=float), np.asarray(ref, dtype=float)
+    return x.shape == ref.shape and bool(np.all(np.abs(x - ref) <= rtol * (1.0 + np.max(np.abs(ref), initial=0.0))))

@@ -129,6 +129,17 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
                         for r in rows.values())
     assert "t = " in tl.label.text() and f"{t_c:.3f}" in tl.label.text()
 
+    # at 1280 x 800 the bar is whole: slider, label (not cut), export, all inside the window
+    img = window.save_screenshot(str(tmp_path / "timeline.png"))
+    assert (img.width(), img.height()) == (window.width(), window.height()) == (1280, 800)
+    for w in (tl.play_btn, tl.speed_box, tl.slider, tl.label, tl.export_btn):
+        assert w.isVisible(), w.objectName()
+        r = QtCore.QRect(w.mapTo(window, QtCore.QPoint(0, 0)), w.size())
+        assert window.rect().contains(r), (w.objectName(), r)
+    assert tl.slider.width() >= 400
+    assert tl.label.fontMetrics().horizontalAdvance(tl.label.text()) <= tl.label.width()
+    assert window.view.widget.height() >= 300           # the 3D view keeps its room
+
     # keys: five samples on, then Page Down (0.1 s) and Page Up back
     focus(qtbot, tl.slider)
     for _ in range(5):
@@ -137,6 +148,19 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
     shows_instant(qtbot, window, sim, e, model)
     t_c = tl.cursor_time()
     assert abs(t_c - sim.t) < 1e-9
+
+    # a joint law changed after that instant: the readouts shown are the new inputs', and the
+    # label says they are not the recorded ones; back to the recorded law, they agree again
+    row = window.joints.rows["joint1"]
+    row.mode.setCurrentText("acceleration")
+    row.law.setCurrentIndex(row.law.findData("hold"))
+    wait_snapshot(qtbot, window, lambda s: s.prescribed[0] and abs(s.t - t_c) < 1e-12)
+    qtbot.waitUntil(lambda: tl.inputs_changed and "inputs changed since" in tl.label.text(), timeout=5000)
+    row.mode.setCurrentText("torque")
+    row.law.setCurrentIndex(row.law.findData("zero"))
+    wait_snapshot(qtbot, window, lambda s: not s.prescribed[0])
+    qtbot.waitUntil(lambda: not tl.inputs_changed and "inputs changed" not in tl.label.text(), timeout=5000)
+    shows_instant(qtbot, window, sim, e, model)
 
     # the state at the cursor as a lesson, read back
     from app.lessons import load_lesson
