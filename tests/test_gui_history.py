@@ -128,6 +128,13 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
     assert rows and all(r.cursor.isVisible() and abs(r.cursor.value() - (t_c - window.plots.t_end)) < 1e-9
                         for r in rows.values())
     assert "t = " in tl.label.text() and f"{t_c:.3f}" in tl.label.text()
+    # a plot window shorter than the way back: the plots show the cursor's neighbourhood
+    window.plots.window_box.setValue(1.0)
+    c = t_c - window.plots.t_end
+    for r in rows.values():
+        qtbot.waitUntil(lambda r=r: abs(r.plot.viewRange()[0][1] - (c + 0.5)) < 1e-6, timeout=5000)
+        assert r.plot.viewRange()[0][0] < r.cursor.value() < r.plot.viewRange()[0][1]
+    window.plots.window_box.setValue(10.0)
 
     # at 1280 x 800 the bar is whole: slider, label (not cut), export, all inside the window
     img = window.save_screenshot(str(tmp_path / "timeline.png"))
