@@ -1,5 +1,6 @@
 """The timeline (app/timeline.py): the real window runs a model for some seconds, pauses, and the
-history slider is moved to instants spread over the run. Prints the history's size (rows, bytes,
+history slider is moved to instants spread over the run. Prints what the timeline costs a frame
+while the run is recorded (``feed``: the new rows into the history; ``frame``), the history's size (rows, bytes,
 period, seconds it can hold), the time from a slider move to the snapshot at that instant (the
 simulation thread restores the state and evaluates the dynamics there; the teaching views on or
 off), and how far the readouts evaluated there are from the ones the run recorded (they agree
@@ -39,13 +40,28 @@ def run(args):
     if args.teach:
         win.teach.equation_dock.show()
         win.teach.inspector_dock.show()
+    tl = win.timeline
+    cost = {"feed": [], "frame": []}
+
+    def timed(name, fn):
+        def wrapper(*a):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a)
+            finally:
+                cost[name].append(time.perf_counter() - t0)
+        return wrapper
+    tl.feed, tl.frame = timed("feed", tl.feed), timed("frame", tl.frame)
     while win.worker.snapshot().t < args.seconds:
         spin(app, 0.05)
+    for name, c in cost.items():
+        c = np.array(c) * 1e3
+        print(f"timeline.{name} while running: {len(c)} calls, median {np.median(c):.3f} ms, mean {c.mean():.3f} ms, "
+              f"p99 {np.percentile(c, 99):.3f} ms (the p99 includes waits for the GIL and for the CPU)")
     win.set_running(False)
     while win.worker.snapshot().running:
         spin(app, 0.02)
     spin(app, 0.3)
-    tl = win.timeline
     h = tl.history
     print(f"{args.model}: nq {win.model.nq}, nv {win.model.nv}; history {len(h)} rows of {h.row_bytes} B, "
           f"one per {h.period * 1e3:.4g} ms, bound {h.nbytes / 2 ** 20:.1f} MiB = {h.capacity} rows = "

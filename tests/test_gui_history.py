@@ -1,6 +1,6 @@
 """The timeline (app/timeline.py) in the real window under Xvfb, driven by real mouse and key
 events: the double pendulum runs 3 s, pauses, the slider is dragged to about 1 s; the 3D pose, the
-joint readouts, the plots' cursor and the Equation view then show that instant, checked against an
+joint readouts, the plots' cursor, the Inspector and the Equation view then show that instant, checked against an
 independent re-simulation with engine.Simulator from the same start. Resuming from there drops
 the later history (the new future, with gravity off, is checked against the engine too);
 playback runs at the chosen speed (a clock the test drives, no timing); the history's CSV and the
@@ -93,7 +93,10 @@ def shows_instant(qtbot, win, sim, e, model):
     table = win.teach.equation.table
     qtbot.waitUntil(lambda: table.item(0, 0).text() == f"{eq.M_ddq[0]: .5g}"
                     and table.item(1, 2).text() == f"{eq.g[1]: .5g}", timeout=5000)
-    np.testing.assert_allclose(win.teach._last_teaching.q, sim.q, atol=1e-9)    # the Inspector's data
+    ins = win.teach.inspector                          # link2 selected: joint2's q, dq, ddq
+    qtbot.waitUntil(lambda: f"t = {sim.t:.3f} s" in ins.title.text() and ins.value_text("q") == f"{sim.q[1]: .5g}"
+                    and ins.value_text("dq") == f"{sim.v[1]: .5g}" and ins.value_text("ddq") == f"{ddq[1]: .5g}",
+                    timeout=5000)
     return snap
 
 
@@ -104,7 +107,9 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
     q0, v0 = initial_state(model)
     window.resize(1280, 800)
     install(qtbot, window, model, q0=q0, running=True)
-    window.teach.equation_dock.show()                 # the Equation view follows the cursor too
+    window.teach.equation_dock.show()                 # the Equation view and the Inspector follow the cursor too
+    window.teach.inspector_dock.show()
+    window.teach.select_body("link2")
     tl = window.timeline
     wait_snapshot(qtbot, window, lambda s: s.t >= 3.0, timeout=60000)
     press(qtbot, window, QtCore.Qt.Key.Key_Space)  # pause
