@@ -19,6 +19,7 @@ time on are dropped first (``truncate``), so the history never mixes two futures
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 
@@ -52,9 +53,12 @@ class History:
         self.max_bytes = int(max_bytes)
         # which columns of a sample row (recorder.SampleLayout) fill a history row
         L = layout
-        self._source = np.r_[0, np.arange(L.q.start, L.q.stop), np.arange(L.dq.start, L.dq.stop),
-                             np.arange(L.ddq.start, L.ddq.stop), np.arange(L.tau.start, L.tau.stop),
-                             L.work, L.dissipated].astype(np.intp)
+        if not (L.q.start == 1 and L.dq.start == L.q.stop and L.ddq.start == L.dq.stop and L.tau.start == L.ddq.stop
+                and L.tau.stop == self.tau.stop and L.dissipated == L.work + 1):
+            raise ValueError("History: the sample layout's t, q, dq, ddq, tau (and work, dissipated) are not "
+                             "consecutive columns")
+        self._state_cols = slice(0, L.tau.stop)                 # t | q | dq | ddq | tau, copied as one block
+        self._energy_cols = slice(L.work, L.work + 2)           # work, dissipated
         self._buf = np.empty((self.capacity, self.width))   # pages are touched only as rows arrive
         self._n = 0
         self._head = 0
@@ -83,33 +87,47 @@ class History:
         if not len(rows):
             return 0
         t = rows[:, 0]
-        if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+        # increasing with finite ends: finite throughout (a NaN fails the comparison); few numpy
+        # calls, as this runs in the GUI thread at every frame
+        if not (math.isfinite(t[0]) and math.isfinite(t[-1]) and (len(t) == 1 or (t[1:] > t[:-1]).all())):
             raise ValueError("History.append: the rows' times must be finite and increasing")
         if self._n and t[0] <= self.last_time():
             self.truncate(t[0])
-        bins = np.floor(t / self.period + _BIN_EPS)
-        prev = np.empty_like(bins)
-        prev[0] = -np.inf if self._last_bin is None else self._last_bin
-        prev[1:] = bins[:-1]
-        keep = np.flatnonzero(bins > prev)
-        if len(keep):
-            self._push(rows[keep][:, self._source])
-            self._last_bin = bins[keep[-1]]
-        return len(keep)
+        bins = np.floor(t * (1.0 / self.period) + _BIN_EPS)
+        first = self._last_bin is None or bins[0] > self._last_bin
+        if first and (len(t) == 1 or (bins[1:] > bins[:-1]).all()):
+            keep = slice(None)               # a step per period or coarser: every row (no copy of rows)
+            k = len(t)
+        else:
+            mask = np.empty(len(t), dtype=bool)
+            mask[0] = first
+            np.greater(bins[1:], bins[:-1], out=mask[1:])
+            keep = np.flatnonzero(mask)
+            k = len(keep)
+        if k:
+            self._push(rows[keep])
+            self._last_bin = bins[-1] if isinstance(keep, slice) else bins[keep[-1]]
+        return k
+
+    def _put(self, a, b, rows):
+        """Buffer rows a:b from sample rows (their state and energy columns)."""
+        s = self.tau.stop
+        self._buf[a:b, :s] = rows[:, self._state_cols]
+        self._buf[a:b, s:] = rows[:, self._energy_cols]
 
     def _push(self, rows):
         k, cap = len(rows), self.capacity
         if k >= cap:
-            self._buf[:] = rows[-cap:]
+            self._put(0, cap, rows[-cap:])
             self._head, self._n = 0, cap
             return
         end = self._head + k
         if end <= cap:
-            self._buf[self._head:end] = rows
+            self._put(self._head, end, rows)
         else:
             first = cap - self._head
-            self._buf[self._head:] = rows[:first]
-            self._buf[:k - first] = rows[first:]
+            self._put(self._head, cap, rows[:first])
+            self._put(0, k - first, rows[first:])
         self._head = end % cap
         self._n = min(cap, self._n + k)
 

@@ -125,7 +125,7 @@ class Timeline(QtWidgets.QToolBar):
         if w is not self._worker:
             self._model_changed(w)
         rec = self.win.plots.recorder
-        for b in blocks:
+        for b in _joined(blocks):
             if isinstance(b, str):              # "clear" (a reset)
                 self.history.clear()
                 self._back_to_live()
@@ -394,6 +394,22 @@ class Timeline(QtWidgets.QToolBar):
             self.export_lesson(path)
         except (OSError, L.LessonError) as exc:
             self.win._error("Save lesson", str(exc) if path in str(exc) else f"{path}: {exc}")
+
+
+def _joined(blocks):
+    """The blocks with consecutive row arrays joined (one append for a frame's rows)."""
+    out, run = [], []
+    for b in blocks:
+        if isinstance(b, str):
+            if run:
+                out.append(run[0] if len(run) == 1 else np.concatenate(run))
+                run = []
+            out.append(b)
+        else:
+            run.append(b)
+    if run:
+        out.append(run[0] if len(run) == 1 else np.concatenate(run))
+    return out
 
 
 def _close(x, ref, rtol=1e-6):
