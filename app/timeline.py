@@ -52,9 +52,6 @@ class Timeline(QtWidgets.QToolBar):
         self._end_t = None
         self._checked = -1          # the snapshot serial last compared with the recorded readouts
         self.inputs_changed = False  # the cursor's readouts differ from the recorded ones (new inputs)
-        self._play_t = None
-        self._play_wall = None
-        self.clock = time.perf_counter     # the playback's wall clock (a test may drive its own)
         self._build()
         win.addToolBar(QtCore.Qt.ToolBarArea.BottomToolBarArea, self)
 
@@ -67,7 +64,9 @@ class Timeline(QtWidgets.QToolBar):
         self.play_btn.setText("▶")
         self.play_btn.setCheckable(True)
         self.play_btn.setToolTip("play the recorded run back from the cursor (while paused)")
-        self.play_btn.toggled.connect(self._play_toggled)
+        self.playback = Playback(self)
+        self.export = HistoryExport(self)
+        self.play_btn.toggled.connect(self.playback.toggled)
         self.addWidget(self.play_btn)
         self.speed_box = QtWidgets.QComboBox()
         self.speed_box.setObjectName("history_speed")
@@ -98,13 +97,10 @@ class Timeline(QtWidgets.QToolBar):
         self.export_btn.setToolTip("the history as CSV, or the state at the cursor as a lesson")
         self.export_btn.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QtWidgets.QMenu(self.export_btn)
-        menu.addAction("History (CSV)…", self._csv_dialog)
-        menu.addAction("State at the cursor as a lesson…", self._lesson_dialog)
+        menu.addAction("History (CSV)…", self.export.csv_dialog)
+        menu.addAction("State at the cursor as a lesson…", self.export.lesson_dialog)
         self.export_btn.setMenu(menu)
         self.addWidget(self.export_btn)
-        self.play_timer = QtCore.QTimer(self)
-        self.play_timer.setInterval(PLAY_PERIOD_MS)
-        self.play_timer.timeout.connect(self._play_tick)
 
     # ------------------------------------------------------------------ fed by the window
     def _model_changed(self, worker):
@@ -300,87 +296,113 @@ class Timeline(QtWidgets.QToolBar):
                                   f"(at most {h.nbytes / 2 ** 20:.0f} MiB: the newest "
                                   f"{h.capacity * h.period:.0f} s)")
 
-    # ------------------------------------------------------------------ playback
-    def playback_speed(self):
-        return float(self.speed_box.currentData())
-
-    def _play_toggled(self, on):
-        self.play_btn.setText("❚❚" if on else "▶")
-        if not on:
-            self.play_timer.stop()
-            return
-        h = self.history
-        if h is None or self._running or not len(h):
-            self.play_btn.setChecked(False)
-            return
-        if self.cursor is None:         # at the end: from the start
-            self.slider.setValue(0)
-        self._play_t = self.cursor_time()
-        self._play_wall = self.clock()
-        self.play_timer.start()
-
-    def _play_tick(self):
-        h = self.history
-        if h is None or self._running:
-            self.play_btn.setChecked(False)
-            return
-        now = self.clock()
-        self._play_t += self.playback_speed() * (now - self._play_wall)
-        self._play_wall = now
-        if self._play_t >= h.last_time():
-            self.slider.setValue(len(h))
-            self.play_btn.setChecked(False)
-            return
-        i = h.index_at(self._play_t)
-        if i is not None and i != self.cursor:
-            self.slider.setValue(i)
-
-    # ------------------------------------------------------------------ export
-    def export_csv(self, path):
-        n = self.history.to_csv(path)
-        self.message.emit(f"wrote the history ({n} states, t = {self.history.first_time():.3f} – "
-                          f"{self.history.last_time():.3f} s) to {path}")
-        return n
-
     def applied(self):
         """Whether the simulation thread shows the cursor's instant now."""
         w = self.win.worker
         return w is not None and not self._inflight and (self.cursor is None or
                                                          abs(w.snapshot().t - self.cursor_time()) < 1e-12)
 
+
+class Playback(QtCore.QObject):
+    """Plays the history back: every 30 ms the cursor moves on by the chosen speed x the wall
+    time passed (``clock``; a test may drive its own) to the recorded row at or before it."""
+
+    def __init__(self, tl):
+        super().__init__(tl)
+        self.tl = tl
+        self.t = None
+        self.wall = None
+        self.clock = time.perf_counter
+        self.timer = QtCore.QTimer(self)
+        self.timer.setInterval(PLAY_PERIOD_MS)
+        self.timer.timeout.connect(self.tick)
+
+    def speed(self):
+        return float(self.tl.speed_box.currentData())
+
+    def toggled(self, on):
+        tl = self.tl
+        tl.play_btn.setText("❚❚" if on else "▶")
+        if not on:
+            self.timer.stop()
+            return
+        h = tl.history
+        if h is None or tl._running or not len(h):
+            tl.play_btn.setChecked(False)
+            return
+        if tl.cursor is None:         # at the end: from the start
+            tl.slider.setValue(0)
+        self.t = tl.cursor_time()
+        self.wall = self.clock()
+        self.timer.start()
+
+    def tick(self):
+        tl = self.tl
+        h = tl.history
+        if h is None or tl._running:
+            tl.play_btn.setChecked(False)
+            return
+        now = self.clock()
+        self.t += self.speed() * (now - self.wall)
+        self.wall = now
+        if self.t >= h.last_time():
+            tl.slider.setValue(len(h))
+            tl.play_btn.setChecked(False)
+            return
+        i = h.index_at(self.t)
+        if i is not None and i != tl.cursor:
+            tl.slider.setValue(i)
+
+
+class HistoryExport:
+    """The timeline's Export menu: the history as CSV, the state at the cursor as a lesson."""
+
+    def __init__(self, tl):
+        self.tl = tl
+        self.win = tl.win
+
+    def csv(self, path):
+        h = self.tl.history
+        n = h.to_csv(path)
+        self.tl.message.emit(f"wrote the history ({n} states, t = {h.first_time():.3f} – "
+                             f"{h.last_time():.3f} s) to {path}")
+        return n
+
     def lesson_at_cursor(self):
         """The scene at the cursor as a Lesson (its notes say which instant)."""
-        t = self.cursor_time()
+        t = self.tl.cursor_time()
         lesson = self.win.lessons.capture()
         note = (f"The state at t = {t:.3f} s of a recorded run (a lesson starts at t = 0: time-dependent "
                 f"laws such as a sine start their period again).")
         lesson.notes = f"{lesson.notes}\n\n{note}".strip() if lesson.notes else note
         return lesson
 
-    def export_lesson(self, path):
+    def lesson(self, path):
+        """Save the state at the cursor as a lesson (``lessons.save_lesson``, written whole)."""
         from . import lessons as L
-        if not self.applied():
+        if not self.tl.applied():
             raise L.LessonError("the cursor's state is not shown yet: try again")
         lesson = self.lesson_at_cursor()
         L.save_lesson(lesson, path)
-        self.message.emit(f"saved the state at t = {self.cursor_time():.3f} s as the lesson {path}")
+        self.tl.message.emit(f"saved the state at t = {self.tl.cursor_time():.3f} s as the lesson {path}")
         return lesson
 
-    def _csv_dialog(self):
-        if self.history is None or not len(self.history):
+    def csv_dialog(self):
+        h = self.tl.history
+        if h is None or not len(h):
             return
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self.win, "Export the history", "jointlab-history.csv",
                                                         "CSV files (*.csv)")
         if path:
             try:
-                self.export_csv(path)
+                self.csv(path)
             except OSError as exc:
                 self.win._error("Export history", str(exc))
 
-    def _lesson_dialog(self):
+    def lesson_dialog(self):
         from . import lessons as L
-        if not self.applied():
-            self.message.emit("the cursor's state is not shown yet: try again")
+        if not self.tl.applied():
+            self.tl.message.emit("the cursor's state is not shown yet: try again")
             return
         path, _ = QtWidgets.QFileDialog.getSaveFileName(
             self.win, "Save the state at the cursor as a lesson",
@@ -391,7 +413,7 @@ class Timeline(QtWidgets.QToolBar):
         if not path.endswith(L.SUFFIX):
             path += L.SUFFIX
         try:
-            self.export_lesson(path)
+            self.lesson(path)
         except (OSError, L.LessonError) as exc:
             self.win._error("Save lesson", str(exc) if path in str(exc) else f"{path}: {exc}")
 

@@ -176,7 +176,7 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
 
     # the state at the cursor as a lesson, read back
     from app.lessons import load_lesson
-    lesson = tl.export_lesson(str(tmp_path / "at_cursor.jlab"))
+    lesson = tl.export.lesson(str(tmp_path / "at_cursor.jlab"))
     back = load_lesson(str(tmp_path / "at_cursor.jlab"))
     assert back.q == lesson.q and back.running is False
     assert back.q["joint1"] == pytest.approx(sim.q[0], abs=1e-12) and back.v["joint2"] == pytest.approx(sim.v[1], abs=1e-12)
@@ -184,7 +184,7 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
 
     # the history as CSV, read back: the recorded states are the re-simulation's
     from app.recorder import read_csv
-    n = tl.export_csv(str(tmp_path / "history.csv"))
+    n = tl.export.csv(str(tmp_path / "history.csv"))
     names, data = read_csv(str(tmp_path / "history.csv"))
     assert n == len(h) == len(data) and names[:3] == ["t", "q:joint1", "q:joint2"]
     np.testing.assert_array_equal(data, h.data())
@@ -228,18 +228,18 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
     def tick_clock():
         clock[0] += 0.05
         return clock[0]
-    tl.clock = tick_clock
+    tl.playback.clock = tick_clock
     for speed in (0.1, 2.0):
         tl.speed_box.setCurrentIndex(tl.speed_box.findData(speed))
         tl.slider.setValue(0)
         wait_snapshot(qtbot, window, lambda s: s.t == 0.0)
         seen = []
-        conn = tl.play_timer.timeout.connect(lambda: seen.append(tl.cursor_time()))
+        conn = tl.playback.timer.timeout.connect(lambda: seen.append(tl.cursor_time()))
         QTest.mouseClick(tl.play_btn, LEFT)
         assert tl.play_btn.isChecked()
         qtbot.waitUntil(lambda: len(seen) >= 6 or not tl.play_btn.isChecked(), timeout=20000)
         QTest.mouseClick(tl.play_btn, LEFT)              # stop
-        tl.play_timer.timeout.disconnect(conn)
+        tl.playback.timer.timeout.disconnect(conn)
         assert not tl.play_btn.isChecked() and len(seen) >= 6
         # the first tick moves from 0 by one speed x 50 ms; each shown instant is a recorded row
         np.testing.assert_allclose(np.diff([0.0] + seen[:6]), speed * 0.05, atol=1.01e-3)
