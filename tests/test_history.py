@@ -70,6 +70,9 @@ def test_rows_wrap_around_oldest_first_in_time_order(layout):
         np.testing.assert_array_equal(got[:, h.q], kept[:, layout.q])
         np.testing.assert_array_equal(got[:, h.v], kept[:, layout.dq])
         assert np.all(np.diff(got[:, 0]) > 0)
+        for j in range(len(got)):            # the row at or before a time, across the wrap
+            assert h.index_at(got[j, 0]) == j and h.index_at(got[j, 0] + 0.5e-3) == j
+        assert h.index_at(got[0, 0] - 0.5e-3) is None and h.index_at(1e9) == len(got) - 1
     t_, q, v, w, d = h.state(0)
     assert t_ == kept[0, 0] and list(q) == list(kept[0, layout.q]) and w == kept[0, layout.work]
     assert h.state(-1)[0] == kept[-1, 0] and d == kept[0, layout.dissipated]
