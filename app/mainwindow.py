@@ -536,7 +536,7 @@ class MainWindow(QtWidgets.QMainWindow):
         rec.truncate(row[0])
         self.timeline.truncate(row[0])
         self.plots.refresh(force=True)
-        w.go_back_to(float(row[0]), row[L.q], row[L.dq])
+        w.go_back_to(float(row[0]), row[L.q], row[L.dq], energy=(row[L.work], row[L.dissipated]))
         self.status.showMessage(f"back to t = {row[0]:.3f} s", 5000)
         return True
 
