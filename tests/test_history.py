@@ -140,3 +140,19 @@ def test_bad_rows_are_refused_by_name(layout):
         History(layout, max_bytes=100)
     with pytest.raises(IndexError, match="row 0 of 0"):
         h.row(0)
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "humanoid"])
+def test_a_shipped_model_keeps_at_least_60_s_within_64_mib(name):
+    """The window's layout (contact and limit columns included) does not change the row: t, q, v,
+    ddq, tau, work, dissipated."""
+    from engine.catalog import load_model
+    from app.contactsim import ContactState
+    model = load_model(name)
+    layout = SampleLayout(model)
+    ContactState(model, layout)               # appends the contact and limit columns, as the worker does
+    h = History(layout)
+    assert h.row_bytes == 8 * (1 + model.nq + 3 * model.nv + 2)
+    assert h.capacity == 64 * 2 ** 20 // h.row_bytes
+    assert h.nbytes <= 64 * 2 ** 20
+    assert h.capacity * h.period >= 60.0 - 1e-9 and h.period >= 1e-3
