@@ -100,7 +100,7 @@ def shows_instant(qtbot, win, sim, e, model):
     return snap
 
 
-def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
+def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path, monkeypatch):
     e = engine_mod
     from engine.catalog import load_model, initial_state
     model = load_model("double_pendulum")
@@ -190,6 +190,19 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path):
     np.testing.assert_array_equal(data, h.data())
     k = int(np.argmin(np.abs(data[:, 0] - 2.0)))
     np.testing.assert_allclose(data[k, 1:3], resimulate(e, model, q0, v0, data[k, 0]).q, atol=1e-9)
+
+    # the same through the Export menu (the file dialog answered by the test); a folder that does
+    # not exist: the window says so, naming the path, and writes nothing
+    actions = {a.text(): a for a in tl.export_btn.menu().actions()}
+    answer = [str(tmp_path / "via_menu.jlab")]
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (answer[0], "")))
+    actions["State at the cursor as a lesson…"].trigger()
+    assert load_lesson(answer[0]).q == lesson.q
+    answer[0] = str(tmp_path / "missing" / "history.csv")
+    window.last_error = None
+    actions["History (CSV)…"].trigger()
+    assert window.last_error and answer[0] in window.last_error and "does not exist" in window.last_error
+    assert not (tmp_path / "missing").exists()
 
     # resume from the cursor with gravity off: the history after the cursor is dropped and
     # replaced by the new future, which is the engine's from the cursor's state
