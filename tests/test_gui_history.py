@@ -160,6 +160,10 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path, m
     shows_instant(qtbot, window, sim, e, model)
     t_c = tl.cursor_time()
     assert abs(t_c - sim.t) < 1e-9
+    QTest.keyClick(tl.slider, QtCore.Qt.Key.Key_PageUp)
+    shows_instant(qtbot, window, resimulate(e, model, q0, v0, t_c + 0.1), e, model)
+    QTest.keyClick(tl.slider, QtCore.Qt.Key.Key_PageDown)
+    shows_instant(qtbot, window, sim, e, model)
 
     # a joint law changed after that instant: the readouts shown are the new inputs', and the
     # label says they are not the recorded ones; back to the recorded law, they agree again
