@@ -102,6 +102,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_docks()
         build_menus(self)
         self.teach = TeachingUI(self)          # Inspector, Step-through, Equation view (app/teachui.py)
+        from .timeline import Timeline
+        self.timeline = Timeline(self)         # the history slider (app/timeline.py)
+        self.timeline.message.connect(lambda m: self.status.showMessage(m, 8000))
         self.contact = ContactUI(self)         # ground, joint limits, contact arrows, pins (app/contactui.py)
         self.view.bodyClicked.connect(self.teach.select_body)
         self.modelLoaded.connect(self._install)
@@ -515,11 +518,14 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def step_back(self, seconds=0.1):
         """While paused: go back to the recorded state ``seconds`` earlier (every step is recorded);
-        the later samples are dropped and the next steps replace them."""
+        the later samples are dropped and the next steps replace them. While the timeline's cursor
+        is back in the history, the cursor moves back instead (app/timeline.py)."""
         w = self.worker
         if w is None or w.snapshot().running or self.plots.recorder is None:
             return False
-        self.plots.append(w.samples.drain())
+        self._take_samples(w.samples.drain())
+        if self.timeline.cursor is not None:         # scrubbing: the cursor moves back
+            return self.timeline.move_by(-seconds)
         rec = self.plots.recorder
         last = rec.last_time()
         row = None if last is None else rec.row_at(last - seconds + 1e-9)
@@ -528,8 +534,9 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         L = w.layout
         rec.truncate(row[0])
+        self.timeline.truncate(row[0])
         self.plots.refresh(force=True)
-        w.go_back_to(float(row[0]), row[L.q], row[L.dq])
+        w.go_back_to(float(row[0]), row[L.q], row[L.dq], energy=(row[L.work], row[L.dissipated]))
         self.status.showMessage(f"back to t = {row[0]:.3f} s", 5000)
         return True
 
@@ -589,10 +596,9 @@ class MainWindow(QtWidgets.QMainWindow):
                 self._loop_projected(*msg)
             else:
                 self._notice(msg)
-        blocks = w.samples.drain()
-        if blocks:
-            self.plots.append(blocks)
+        self._take_samples(w.samples.drain())
         snap = w.snapshot()
+        self.timeline.frame(snap)
         self._frame_count += 1
         if snap.serial != self._last_serial:
             self._last_serial = snap.serial
@@ -612,6 +618,13 @@ class MainWindow(QtWidgets.QMainWindow):
         if now - self._plot_time > PLOT_PERIOD:
             self._plot_time = now
             self.plots.refresh()
+
+    def _take_samples(self, blocks):
+        """New sample blocks to the timeline's history (first: it drops what a resume replaces)
+        and the plots."""
+        if blocks:
+            self.timeline.feed(blocks)
+            self.plots.append(blocks)
 
     def _style(self, label, css):
         if label.styleSheet() != css:

@@ -151,4 +151,5 @@ def show_help(win):
         "the joint sliders set positions directly while paused.\n"
         "Shift+click a body (a foot): pin it, the pose drag keeps it where it is (again: unpin).\n\n"
         "Space: run/pause.  S: single step.  Ctrl+R: reset.  G: gravity on/off.  [ and ]: slower/faster.\n"
+        "History (bottom bar, while paused): drag to any instant; Run goes on from there.\n"
         "Ctrl+0: reset the view.  Ctrl+O: open a URDF or MJCF.  Ctrl+E: export the recorded data."))

@@ -66,6 +66,7 @@ class _Row:
         self.yrange = None
         self.angles = False       # drawn as wrapped angles (fixed range, ticks at multiples of pi/2)
         self.grid = {"x": [], "y": []}
+        self.cursor = None        # the timeline's cursor (a vertical line), hidden when not scrubbing
 
 
 class PlotPanel(QtWidgets.QWidget):
@@ -166,6 +167,7 @@ class PlotPanel(QtWidgets.QWidget):
         self.glw.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         self._xrange = None
         self.t_end = None
+        self.cursor_t = None      # the timeline's cursor time (app/timeline.py), None: no cursor
         self.log_y = False
         self.scroll = QtWidgets.QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -349,6 +351,10 @@ class PlotPanel(QtWidgets.QWidget):
                 plot.addItem(item)
                 legend.addItem(item, curve_label(self.layout_, c))
                 self.curves[c] = item
+            row.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#d00", width=1), movable=False)
+            row.cursor.setZValue(10)
+            row.cursor.setVisible(False)
+            plot.addItem(row.cursor, ignoreBounds=True)
             row.plot, row.legend, row.holder = plot, legend, holder
             self.rows[key] = row
         heights = []
@@ -383,6 +389,34 @@ class PlotPanel(QtWidgets.QWidget):
             self.recorder.clear()
             self._dirty = True
             self.refresh(force=True)
+
+    def set_cursor(self, t):
+        """A vertical line at sim time t on every row (the timeline's cursor; None: no line). The
+        window shown ends at the newest sample, or half a window after the cursor when the cursor
+        is further back than that."""
+        self.cursor_t = None if t is None else float(t)
+        self._dirty = True
+        if self.paused:          # the user's zoom stays: only the line moves
+            self._place_cursor()
+        else:
+            self.refresh(force=True)
+
+    def _view_span(self, t_end):
+        """(lo, hi) of the time axis (seconds relative to the newest sample)."""
+        hi = 0.0
+        if self.cursor_t is not None:
+            c = self.cursor_t - t_end
+            if c < -0.9 * self.window:
+                hi = min(0.0, c + 0.5 * self.window)
+        return hi - self.window, hi
+
+    def _place_cursor(self):
+        show = self.cursor_t is not None and self.t_end is not None
+        for row in self.rows.values():
+            if row.cursor is not None:
+                if show:
+                    row.cursor.setValue(self.cursor_t - self.t_end)
+                row.cursor.setVisible(show)
 
     def _set_window(self, w):
         self.window = float(w)
@@ -436,11 +470,15 @@ class PlotPanel(QtWidgets.QWidget):
         cols = list(self.curves)
         if not cols:
             return
-        d = rec.data(columns=[0] + cols, since=t_end - self.window)
+        lo_x, hi_x = self._view_span(t_end)
+        d = rec.data(columns=[0] + cols, since=t_end + lo_x)
+        if hi_x < 0.0:
+            d = d[d[:, 0] <= t_end + hi_x]
         # x is time relative to the newest sample, so the axis itself stays still while the
         # curves scroll (redrawing a moving axis costs more than the curves)
         t = d[:, 0] - t_end
         self.t_end = t_end
+        self._place_cursor()
         index = {c: i for i, c in enumerate(cols, start=1)}
         for row in self.rows.values():
             lo, hi = np.inf, -np.inf
@@ -465,11 +503,11 @@ class PlotPanel(QtWidgets.QWidget):
                     row.plot.getAxis("left").setTicks(None)
                     row.angles, row.yrange = False, None
                 self._fit_y(row, lo, hi)
-        if self._xrange != self.window and self.rows:
+        if self._xrange != (lo_x, hi_x) and self.rows:
             for row in self.rows.values():
-                row.plot.setXRange(-self.window, 0.0, padding=0.0)
-                self._grid_lines(row, "x", -self.window, 0.0, 10)
-            self._xrange = self.window
+                row.plot.setXRange(lo_x, hi_x, padding=0.0)
+                self._grid_lines(row, "x", lo_x, hi_x, 10)
+            self._xrange = (lo_x, hi_x)
 
     def _grid_lines(self, row, axis, lo, hi, n):
         """Grid lines at round values between lo and hi (about n of them). pyqtgraph's own grid

@@ -210,18 +210,27 @@ class SimWorker:
         v = None if v is None else np.array(v, dtype=float)
         self.post(lambda w: w._set_pose(q, v))
 
-    def go_back_to(self, t, q, v):
-        """Restore a recorded state (t, q, v) while paused (reliability: step back after a fault)."""
+    def go_back_to(self, t, q, v, energy=None, recapture=True):
+        """Restore a recorded state (t, q, v) while paused (reliability: step back after a fault;
+        the timeline's cursor, app/timeline.py); see ``restore_now``."""
         q, v = np.array(q, dtype=float), np.array(v, dtype=float)
+        self.post(lambda w: w.restore_now(t, q, v, energy, recapture))
 
-        def f(w):
-            if w.running:
-                return
-            w._drag_end()
-            w.sim.set_state(q, v, t)
-            w.controller.recapture(w.sim.q)
-            w._good = (w.sim.t, w.sim.q.copy(), w.sim.v.copy())
-        self.post(f)
+    def restore_now(self, t, q, v, energy=None, recapture=True):
+        """In the simulation thread only (a posted function): the state (t, q, v), if paused.
+        ``energy``: (work, dissipated) of the energy balance at that state (it goes on from there);
+        ``recapture``: the input laws take their hold poses from q (False: they keep the run's, so
+        the readouts are those of the run at t). Returns whether it was restored."""
+        if self.running:
+            return False
+        self._drag_end()
+        self.sim.set_state(q, v, t)
+        if energy is not None:
+            self.sim.work, self.sim.external_work, self.sim.dissipated = float(energy[0]), 0.0, float(energy[1])
+        if recapture:
+            self.controller.recapture(self.sim.q)
+        self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
+        return True
 
     def set_constraint_enabled(self, name, on):
         """Switch a constraint on or off between two steps; switched on, the state is projected
