@@ -46,7 +46,8 @@ def decimate(t, y, max_points=MAX_POINTS):
 _DASH = {"solid": QtCore.Qt.PenStyle.SolidLine, "dash": QtCore.Qt.PenStyle.DashLine,
          "dot": QtCore.Qt.PenStyle.DotLine, "dashdot": QtCore.Qt.PenStyle.DashDotLine}
 LEGEND_WIDTH = 160   # px: the legend column beside the rows
-ROW_MIN = 50         # px: a row is never shorter (the rows scroll when the panel is shorter)
+ROW_MIN = 40         # px: a row is never shorter (the rows scroll when the panel is shorter; three rows
+                     # and the time axis fit the plots' default height at 1280 x 800)
 ENTRY_H = 16         # px: one legend entry (a row is tall enough for its legend)
 BOTTOM_AXIS_H = 40   # px: the time axis with its label
 AXIS_WIDTH = 58      # px: every row's left axis, so the rows line up
