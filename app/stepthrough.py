@@ -151,7 +151,7 @@ def substituted(step):
     numbers substituted into the right-hand side with the group's scale."""
     lines = []
     for lhs, sym, num, res in step.equations:
-        res_text = fmt_value(res).replace("\n", " ") if np.ndim(res) < 2 else "\n      " + \
+        res_text = fmt_value(res).replace(" |\n ", " | ") if np.ndim(res) < 2 else "\n      " + \
             fmt_value(res).replace("\n", "\n      ")
         if num:
             lines.append(f"{lhs} = {sym}\n    = {_GROUP.sub(_regroup, num)}\n    = {res_text}")

@@ -62,3 +62,21 @@ def test_sign_digits_and_non_finite_values():
 def test_scale_of_ignores_what_is_not_finite():
     assert scale_of([1.0, -3.0], np.array([[2.0, np.nan], [np.inf, -0.5]])) == 3.0
     assert scale_of([]) == 0.0
+
+
+def test_step_through_lines_use_the_same_format():
+    """The step-through's lines (app/stepthrough.substituted) reformat the numbers the engine wrote
+    into them and each result, group by group, without touching subscripts such as T_1."""
+    from types import SimpleNamespace
+    from app.stepthrough import substituted
+    V = np.array([0.0, 0.5, 1e-34, 0.0, 0.0, -2.0])
+    step = SimpleNamespace(equations=(
+        ("V_2", "Ad_{T_2⁻¹} V_1 + S_2 q̇_2", "Ad_{T_2⁻¹} (0, 0.5, 1e-34 | 0, 0, -2) + [(0, 1, 0 | 0, 0, 0)] · (0.25)", V),
+        ("q̈_2", "Ψ_2 (τ_2 − S_2ᵀ β_2)", "(12.3) · (4.56e-05)", np.array(5.6e-4)),
+        ("Î_2", "I_2", "", np.diag([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))))
+    text = substituted(step)
+    assert "Ad_{T_2⁻¹} (0, 0.500, 0 | 0, 0, -2.00) + [(0, 1.00, 0 | 0, 0, 0)] · (0.250)" in text
+    assert "(12.3) · (45.6e-6)" in text
+    assert "= (0  0.5000  0 | 0  0  -2.000)" in text            # the result: 4 digits, 1e-34 of 2 is 0
+    assert "= 560.0e-6" in text
+    assert "Î_2 = I_2 = \n" in text and "6.000" in text and "e-34" not in text
