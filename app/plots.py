@@ -50,6 +50,8 @@ ROW_MIN = 40         # px: a row is never shorter (the rows scroll when the pane
                      # and the time axis fit the plots' default height at 1280 x 800)
 ENTRY_H = 16         # px: one legend entry (a row is tall enough for its legend)
 BOTTOM_AXIS_H = 40   # px: the time axis with its label
+ROW_GAP = 6          # px between two rows: a tick label at a row's edge may reach ROW_GAP / 2 into it,
+                     # one reaching further is hidden (no two rows' labels overlap)
 AXIS_WIDTH = 58      # px: every row's left axis, so the rows line up
 PEN_WIDTH = 1     # cosmetic 1 px: a 2 px pen doubles the paint time (13 -> 29 ms, 12 curves)
 ANGLE_RANGE = (-1.08 * np.pi, 1.08 * np.pi)    # a row of wrapped angles: (-pi, pi] and a margin
@@ -163,6 +165,7 @@ class PlotPanel(QtWidgets.QWidget):
         self.glw.setBackground("w")
         self.glw.ci.setContentsMargins(2, 4, 2, 2)
         self.glw.ci.setSpacing(2)
+        self.glw.ci.layout.setVerticalSpacing(ROW_GAP)
         # repaint only what changed (pyqtgraph's default repaints the whole view, axes included)
         self.glw.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         self._xrange = None
@@ -327,6 +330,7 @@ class PlotPanel(QtWidgets.QWidget):
                 ax.setPen(pg.mkPen("#444"))
                 ax.setTextPen(pg.mkPen("#222"))
                 ax.setStyle(tickFont=self._tick_font, tickTextOffset=3)
+            left.setStyle(hideOverlappingLabels=ROW_GAP // 2)
             if first is None:
                 first = plot
             else:
@@ -360,7 +364,7 @@ class PlotPanel(QtWidgets.QWidget):
             ci.layout.setRowStretchFactor(r, 1)
             heights.append(h)
         # taller than the panel: the rows scroll (each stays readable)
-        self.glw.setMinimumHeight(int(sum(heights) + BOTTOM_AXIS_H + 10 + 2 * len(heights)) if heights else 0)
+        self.glw.setMinimumHeight(int(sum(heights) + BOTTOM_AXIS_H + 10 + ROW_GAP * len(heights)) if heights else 0)
 
     def row_of(self, name):
         """The row key (unit) a shown channel is drawn in."""

@@ -105,6 +105,28 @@ def check_time_axis(win, where):
         assert vp.rect().contains(rect), f"{where}: the time axis {rect} is outside the plots {vp.rect()}"
 
 
+def check_tick_labels(win, where):
+    """No two plot rows' tick labels overlap (a label at a row's edge reaching into the next row is
+    hidden): the labels as pyqtgraph draws them, in scene coordinates."""
+    rects = []
+    img = QtGui.QImage(16, 16, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(img)          # generateDrawSpecs measures the text with a painter
+    try:
+        for k, row in enumerate(win.plots.rows.values()):
+            axis = row.plot.getAxis("left")
+            specs = axis.generateDrawSpecs(painter)
+            for rect, _flags, text in (specs[2] if specs else ()):
+                rects.append((k, text, axis.mapRectToScene(QtCore.QRectF(rect))))
+    finally:
+        painter.end()
+    assert rects, where
+    for i, (k1, t1, r1) in enumerate(rects):
+        for k2, t2, r2 in rects[i + 1:]:
+            if k1 != k2:
+                inter = r1.intersected(r2)
+                assert inter.height() < 1 or inter.width() < 1, f"{where}: '{t1}' over '{t2}'"
+
+
 @pytest.mark.parametrize("size", WINDOWS, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_every_lesson_fits_the_screen_shows_its_notes_and_its_time_axis(qtbot, window, size, tmp_path):
     w, h = size
@@ -118,6 +140,7 @@ def test_every_lesson_fits_the_screen_shows_its_notes_and_its_time_axis(qtbot, w
         fits(window, w, h, where)
         check_notes(window, window.lessons.current, where)
         check_time_axis(window, where)
+        check_tick_labels(window, where)
         view = window.view.widget
         assert view.width() >= 0.3 * w and view.height() >= 0.3 * h, f"{where}: the 3D view is {view.size()}"
         shot(window, tmp_path, f"{name}-{w}x{h}")
