@@ -46,6 +46,7 @@ def decimate(t, y, max_points=MAX_POINTS):
 _DASH = {"solid": QtCore.Qt.PenStyle.SolidLine, "dash": QtCore.Qt.PenStyle.DashLine,
          "dot": QtCore.Qt.PenStyle.DotLine, "dashdot": QtCore.Qt.PenStyle.DashDotLine}
 LEGEND_WIDTH = 160   # px: the legend column beside the rows
+LEGEND_TEXT_W = LEGEND_WIDTH - 48   # px of a legend entry's text (after its line sample): longer is elided
 ROW_MIN = 40         # px: a row is never shorter (the rows scroll when the panel is shorter; three rows
                      # and the time axis fit the plots' default height at 1280 x 800)
 ENTRY_H = 16         # px: one legend entry (a row is tall enough for its legend)
@@ -161,6 +162,9 @@ class PlotPanel(QtWidgets.QWidget):
         right.addLayout(bar)
         self._tick_font = QtGui.QFont(self.font())
         self._tick_font.setPointSizeF(max(7.0, self.font().pointSizeF() - 1.0))
+        legend_font = QtGui.QFont(self.font())
+        legend_font.setPointSizeF(8.0)                # the legends' labelTextSize
+        self._legend_fm = QtGui.QFontMetrics(legend_font)
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("w")
         self.glw.ci.setContentsMargins(2, 4, 2, 2)
@@ -352,7 +356,10 @@ class PlotPanel(QtWidgets.QWidget):
                 pen = pg.mkPen(color, width=PEN_WIDTH, style=_DASH[dash])
                 item = pg.PlotDataItem([], [], pen=pen)
                 plot.addItem(item)
-                legend.addItem(item, curve_label(self.layout_, c))
+                full = curve_label(self.layout_, c)
+                legend.addItem(item, self._legend_fm.elidedText(full, QtCore.Qt.TextElideMode.ElideMiddle,
+                                                                 LEGEND_TEXT_W))
+                legend.items[-1][1].setToolTip(full)      # an elided name whole on hover
                 self.curves[c] = item
             row.plot, row.legend, row.holder = plot, legend, holder
             self.rows[key] = row

@@ -105,6 +105,18 @@ def check_time_axis(win, where):
         assert vp.rect().contains(rect), f"{where}: the time axis {rect} is outside the plots {vp.rect()}"
 
 
+def check_legends(win, where):
+    """Every legend entry's text inside its legend column (a long name elided, whole on hover)."""
+    for row in win.plots.rows.values():
+        column = row.holder.sceneBoundingRect()
+        for _sample, label in row.legend.items:
+            r = label.mapRectToScene(label.itemRect() if hasattr(label, "itemRect") else label.boundingRect())
+            text_w = label.item.boundingRect().width() - 2 * label.item.document().documentMargin()
+            assert label.mapToScene(label.item.pos()).x() + text_w <= column.right() + 1, \
+                f"{where}: legend '{label.toolTip()}' cut ({r.right():.0f} > {column.right():.0f})"
+            assert label.toolTip()
+
+
 def check_tick_labels(win, where):
     """No two plot rows' tick labels overlap (a label at a row's edge reaching into the next row is
     hidden): the labels as pyqtgraph draws them, in scene coordinates."""
@@ -141,6 +153,7 @@ def test_every_lesson_fits_the_screen_shows_its_notes_and_its_time_axis(qtbot, w
         check_notes(window, window.lessons.current, where)
         check_time_axis(window, where)
         check_tick_labels(window, where)
+        check_legends(window, where)
         view = window.view.widget
         assert view.width() >= 0.3 * w and view.height() >= 0.3 * h, f"{where}: the 3D view is {view.size()}"
         shot(window, tmp_path, f"{name}-{w}x{h}")
