@@ -126,6 +126,7 @@ class InspectorPanel(QtWidgets.QWidget):
         head.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         head.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Interactive)
         head.setSectionResizeMode(2, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        head.setStretchLastSection(True)          # the units take what is left (no empty strip)
         self._mono = mono
         self.table.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
         blay.addWidget(self.table, 1)

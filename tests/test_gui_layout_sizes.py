@@ -251,6 +251,21 @@ def check_inspector(teach, where):
         for c, fm in ((1, mono), (2, plain)):
             for line in table.item(r, c).text().split("\n"):
                 assert fm.horizontalAdvance(line) + 6 <= table.columnWidth(c), f"{where}: '{line}' cut"
+    # the whole 6x6 (compact off): wider than the panel at 1280, the table scrolls sideways to it
+    ins.compact_box.setChecked(False)
+    QtWidgets.QApplication.processEvents()
+    from app.inspector import ROWS
+    r_ih = ROWS.index("Ih")
+    assert table.item(r_ih, 1).text().count("\n") == 5, table.item(r_ih, 1).text()
+    widest = max(mono.horizontalAdvance(line) for line in table.item(r_ih, 1).text().split("\n"))
+    assert widest + 6 <= table.columnWidth(1), f"{where}: the 6x6 cut"
+    table.scrollToItem(table.item(r_ih, 1))
+    table.horizontalScrollBar().setValue(table.horizontalScrollBar().maximum())
+    QtWidgets.QApplication.processEvents()
+    rect = table.visualItemRect(table.item(r_ih, 1))
+    assert rect.right() <= vp.width() + 1 and rect.bottom() <= vp.height() + 1, f"{where}: the 6x6 not reachable"
+    ins.compact_box.setChecked(True)
+    table.horizontalScrollBar().setValue(0)
     for key in ("q", "tau", "V", "Ih"):
         text = ins.value_text(key)
         tokens = re.findall(r"[-+]?[\d.]+(?:e-?\d+)?", text.replace("diag", ""))
