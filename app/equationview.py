@@ -88,6 +88,9 @@ class EquationView(QtWidgets.QWidget):
                 self.table.setItem(r, c, item)
         self.tick_step = 0
         self._thin_ticks()
+        # the left axis as wide as the longest label (pyqtgraph widens it only after a label was cut)
+        fm = self.plot.fontMetrics()
+        self.plot.getAxis("left").setWidth(max((fm.horizontalAdvance(lab) for lab in self.labels), default=20) + 14)
         self.plot.getAxis("bottom").setLabel("column (coordinate number)")
         self.M = None
         self._fitted = False
@@ -144,7 +147,7 @@ class EquationView(QtWidgets.QWidget):
     def table_width(self):
         """The width the table needs to show every column at once (row labels and scroll bar included)."""
         return (self.table.verticalHeader().sizeHint().width() + self.table.horizontalHeader().length()
-                + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth() + 2)
+                + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth() + 6)
 
     def share_width(self):
         """The splitter's sizes: the table what it needs to show every column, M(q) the rest (at least

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
-from .numfmt import WIDEST, fmt, fmt_all, scale_of
+from .numfmt import fmt, fmt_all, scale_of
 
 ROWS = ("q", "dq", "ddq", "tau", "V", "dV", "eta", "S", "F", "Ih", "Bh", "Pi", "beta", "Psi")
 JOINT_UNITS = {"q": "pos", "dq": "vel", "ddq": "acc", "tau": "eff"}
@@ -248,6 +248,8 @@ class InspectorPanel(QtWidgets.QWidget):
             self._sized = shape
             self._fit_columns(compact, j)
             self.table.resizeRowsToContents()
+        elif self._value_width() > self.table.columnWidth(1):     # a longer number: the column grows
+            self.table.setColumnWidth(1, self._value_width())
 
     def _fit_columns(self, compact, joint):
         """The units on the lines they belong to (angular / linear parts; a compact 6x6's diagonal:
@@ -261,10 +263,13 @@ class InspectorPanel(QtWidgets.QWidget):
             elif lines > 1 and key not in JOINT_UNITS:
                 unit = unit.replace(", ", "\n")
             self.table.item(r, 2).setText(unit)
+        self.table.setColumnWidth(1, self._value_width() + QtGui.QFontMetrics(self._mono).horizontalAdvance("-0"))
+
+    def _value_width(self):
+        """The widest line of the values shown, in pixels (cell padding included)."""
         fm = QtGui.QFontMetrics(self._mono)
-        n = 3 if compact else 6
-        widest = ("diag (" if compact else "(") + "  ".join([WIDEST] * n) + " |"
-        self.table.setColumnWidth(1, fm.horizontalAdvance(widest) + 14)
+        lines = [ln for r in range(len(ROWS)) for ln in self.table.item(r, 1).text().split("\n")]
+        return max(fm.horizontalAdvance(ln) for ln in lines) + 14
 
     @staticmethod
     def _joint_scale(t, key):

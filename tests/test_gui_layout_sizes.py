@@ -204,6 +204,8 @@ def check_equation(qtbot, teach, where):
     QtWidgets.QApplication.processEvents()
     shown = sum(vp.rect().contains(table.visualRect(table.model().index(0, c))) for c in range(10))
     assert shown >= 8, f"{where}: {shown} of the 10 columns in view at once"
+    if eq.split.sizes()[0] >= eq.table_width():     # the table got what it asked for: no sideways scrolling
+        assert table.horizontalScrollBar().maximum() == 0, f"{where}: {table.horizontalScrollBar().maximum()} px hidden"
     eq.show_teaching(eq._teaching)
     texts = [table.item(r, c).text() for r in range(table.rowAt(0), table.rowAt(vp.height() - 1) + 1)
              for c in range(10)]
