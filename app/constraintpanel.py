@@ -14,6 +14,7 @@ from PyQt6 import QtCore, QtWidgets
 
 from .fields import NumberField
 from .jointpanel import _num
+from .numfmt import fmt
 
 T_MIN, T_MAX = 1e-5, 100.0      # accepted Baumgarte time constants (s)
 
@@ -27,7 +28,7 @@ def _seconds(T):
 def _small(x, unit):
     if x is None or not math.isfinite(x):
         return "–"
-    return f"{x:.2e} {unit}".rstrip()
+    return f"{fmt(x)} {unit}".rstrip()          # app/numfmt.py, as every readout
 
 
 class ConstraintPanel(QtWidgets.QWidget):

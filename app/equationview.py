@@ -10,9 +10,13 @@ import numpy as np
 import pyqtgraph as pg
 from PyQt6 import QtCore, QtWidgets
 
+from .numfmt import WIDEST, fmt, scale_of
+
 # (Qt's table fonts drop the combining dot over q: ddq and dq spelled out)
 COLUMNS = ("M ddq", "C dq", "g", "−Aᵀλ", "−Jᵀ F_ext", "−J_cᵀ f_c", "−τ_limit", "Σ = τ", "τ used", "d·dq")
 SUM, USED, DAMP = 7, 8, 9          # the columns after the seven terms
+TICK_GAP = 3                       # px between two tick labels of M(q) (fewer labels when they would touch)
+RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
 
 
 class EquationView(QtWidgets.QWidget):
@@ -27,6 +31,7 @@ class EquationView(QtWidgets.QWidget):
         self.caption.setWordWrap(True)
         lay.addWidget(self.caption)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        self.split = split
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -55,7 +60,12 @@ class EquationView(QtWidgets.QWidget):
         self.plot.scene().sigMouseMoved.connect(self._hover)
         split.addWidget(self.plot)
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(True)         # M(q) can be dragged away for the whole table
+        self.plot.getViewBox().sigResized.connect(self._thin_ticks)
+        self.tick_step = 0
+        self._user_split = False                   # the user moved the splitter: their sizes stay
+        split.splitterMoved.connect(lambda *_: setattr(self, "_user_split", True))
         lay.addWidget(split, 1)
         self.labels = ()
         self.joints = ()
@@ -73,12 +83,14 @@ class EquationView(QtWidgets.QWidget):
         self.table.setVerticalHeaderLabels(list(self.labels))
         for r in range(n):
             for c in range(len(COLUMNS)):
-                self.table.setItem(r, c, QtWidgets.QTableWidgetItem(""))
-        ticks = [(k + 0.5, lab) for k, lab in enumerate(self.labels)]
-        step = max(1, n // 14)
-        ticks = ticks[::step]
-        self.plot.getAxis("left").setTicks([ticks])
-        self.plot.getAxis("bottom").setTicks([[(k + 0.5, str(k + 1)) for k in range(0, n, step)]])
+                item = QtWidgets.QTableWidgetItem("")
+                item.setTextAlignment(RIGHT)
+                self.table.setItem(r, c, item)
+        self.tick_step = 0
+        self._thin_ticks()
+        # the left axis as wide as the longest label (pyqtgraph widens it only after a label was cut)
+        fm = self.plot.fontMetrics()
+        self.plot.getAxis("left").setWidth(max((fm.horizontalAdvance(lab) for lab in self.labels), default=20) + 14)
         self.plot.getAxis("bottom").setLabel("column (coordinate number)")
         self.M = None
         self._fitted = False
@@ -96,15 +108,20 @@ class EquationView(QtWidgets.QWidget):
         first = max(self.table.rowAt(0), 0)
         last = self.table.rowAt(self.table.viewport().height() - 1)
         last = n - 1 if last < 0 else last
+        # one scale, the largest term of the table (every row is one equation in N·m or N): a row
+        # that is round-off only (a held joint's 5e-17) reads 0 rather than its noise
+        scale = scale_of(*cols)
         for r in range(first, last + 1):             # the rows on screen (the others when scrolled to)
             for c, x in enumerate(cols):
-                text = f"{x[r]: .5g}"
+                text = fmt(x[r], scale)
                 item = self.table.item(r, c)
                 if item.text() != text:
                     item.setText(text)
         if not self._fitted:
             self._fitted = True
             self._fit_columns()
+            if not self._user_split:
+                self.share_width()
         M = e.M
         m = max(float(np.abs(M).max()), 1e-12)
         self.image.setImage(M.T, levels=(-m, m), autoLevels=False)
@@ -113,14 +130,62 @@ class EquationView(QtWidgets.QWidget):
             self.plot.setTitle("M(q): hover a cell")
 
     def _fit_columns(self):
-        """Every column as wide as the widest number ``.5g`` writes ("-0.00054539", "-8.8889e-15")
-        and its header: a value that grows later is never cut."""
+        """Every column as wide as the widest number ``numfmt.fmt`` writes and its header: a value
+        that grows later is never cut, and the ten columns stay narrow enough to be seen together."""
         fm = self.table.fontMetrics()
         hfm = self.table.horizontalHeader().fontMetrics()
-        widest = max(fm.horizontalAdvance(t) for t in ("-0.00088889", "-8.8889e-188", "-88888"))
+        widest = fm.horizontalAdvance(WIDEST)
         for c in range(self.table.columnCount()):
             head = hfm.horizontalAdvance(self.table.horizontalHeaderItem(c).text())
-            self.table.setColumnWidth(c, max(widest, head) + 14)
+            self.table.setColumnWidth(c, max(widest, head) + 8)
+
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        if not self._user_split:
+            self.share_width()
+
+    def table_width(self):
+        """The width the table needs to show every column at once (row labels and scroll bar included)."""
+        return (self.table.verticalHeader().sizeHint().width() + self.table.horizontalHeader().length()
+                + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth() + 6)
+
+    def share_width(self):
+        """The splitter's sizes: the table what it needs to show every column, M(q) the rest (at least
+        a square the height of the view plus its labels, when there is room for both)."""
+        if not self._fitted:
+            self._fitted = True
+            self._fit_columns()
+        total = max(self.split.width(), 1)
+        want_map = min(max(self.plot.height() - 60, 160) + 130, total // 2)
+        table = min(self.table_width(), max(total - want_map, total // 2))
+        self.split.setSizes([table, total - table])
+
+    def _thin_ticks(self, *_):
+        """M(q)'s tick labels: every k-th coordinate, k as small as lets the labels not touch at
+        the map's size on screen (38 coordinates of a humanoid: every 2nd to every 4th); hovering a
+        cell names its row and column in the title."""
+        n = len(self.labels)
+        if n == 0:
+            return
+        rect = self.plot.getViewBox().sceneBoundingRect()
+        fm = self.plot.fontMetrics()
+        side = min(rect.width(), rect.height())      # the map is square (aspect locked)
+        row_px = col_px = side / n if side > 0 else 0.0
+        k_left = int(np.ceil((fm.height() + TICK_GAP) / row_px)) if row_px > 0 else max(1, n // 8)
+        k_bottom = int(np.ceil((fm.horizontalAdvance(str(n)) + 2 * TICK_GAP) / col_px)) if col_px > 0 else max(1, n // 8)
+        step = (max(1, k_left), max(1, k_bottom))
+        if step == self.tick_step:
+            return
+        self.tick_step = step
+        self.plot.getAxis("left").setTicks([[(k + 0.5, self.labels[k]) for k in range(0, n, step[0])]])
+        self.plot.getAxis("bottom").setTicks([[(k + 0.5, str(k + 1)) for k in range(0, n, step[1])]])
+
+    def shown_ticks(self):
+        """(left, bottom) tick labels shown now, and the map's size in pixels (for tests)."""
+        ax_l, ax_b = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        left = [t for _v, t in (ax_l._tickLevels or [[]])[0]]
+        bottom = [t for _v, t in (ax_b._tickLevels or [[]])[0]]
+        return left, bottom, self.plot.getViewBox().sceneBoundingRect()
 
     def _scrolled(self, _value):
         if self._teaching is not None:
@@ -139,7 +204,7 @@ class EquationView(QtWidgets.QWidget):
         if (i, j) == self.hovered:
             return
         self.hovered = (i, j)
-        self.plot.setTitle(f"M[{self.labels[i]}, {self.labels[j]}] = {self.M[i, j]:.5g}" if i >= 0
+        self.plot.setTitle(f"M[{self.labels[i]}, {self.labels[j]}] = {fmt(self.M[i, j], np.abs(self.M).max())}" if i >= 0
                            else "M(q): hover a cell")
         self.cellHovered.emit(i, j)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
 
+from .numfmt import fmt, fmt_all, scale_of
+
 ROWS = ("q", "dq", "ddq", "tau", "V", "dV", "eta", "S", "F", "Ih", "Bh", "Pi", "beta", "Psi")
 JOINT_UNITS = {"q": "pos", "dq": "vel", "ddq": "acc", "tau": "eff"}
 
@@ -37,18 +39,26 @@ def joint_space_unit(joint, key):
     return ", ".join(("quaternion" if not u else pretty_unit(u) + (f" ×{c}" if c > 1 else "")) for u, c in runs)
 
 
-def fmt_value(x):
-    """Numbers as text: a 6-vector as (angular | linear), a matrix row by row."""
+def fmt_value(x, scale=None, compact=False):
+    """Numbers as text (``numfmt.fmt``, one scale for the whole quantity unless `scale` is given):
+    a 6-vector as (angular | linear) on two lines, a matrix row by row; compact: a 6x6 matrix as
+    its diagonal (two lines, as a 6-vector)."""
     if x is None:
         return "—"
     x = np.asarray(x, dtype=float)
+    s = scale_of(x) if scale is None else scale
     if x.ndim == 0 or x.size == 1:
-        return f"{float(x.reshape(-1)[0]): .5g}"
+        return fmt(x.reshape(-1)[0], s)
+    if x.ndim == 2 and compact and x.shape == (6, 6):
+        return "diag " + fmt_value(np.diag(x), s)
     if x.ndim == 1:
+        t = fmt_all(x, s)
         if x.size == 6:
-            return ("(" + "  ".join(f"{c: .4g}" for c in x[:3]) + " |\n " + "  ".join(f"{c: .4g}" for c in x[3:]) + ")")
-        return "(" + "  ".join(f"{c: .4g}" for c in x) + ")"
-    return "\n".join("  ".join(f"{c: 9.4g}" for c in row) for row in x)
+            return "(" + "  ".join(t[:3]) + " |\n " + "  ".join(t[3:]) + ")"
+        return "(" + "  ".join(t) + ")"
+    cells = [fmt_all(row, s) for row in x]
+    w = max(len(c) for row in cells for c in row)
+    return "\n".join("  ".join(c.rjust(w) for c in row) for row in cells)
 
 
 class InspectorPanel(QtWidgets.QWidget):
@@ -62,12 +72,19 @@ class InspectorPanel(QtWidgets.QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setHeaderLabels(["body", "joint"])
-        self.tree.setMaximumHeight(150)
         self.tree.itemSelectionChanged.connect(self._tree_selected)
-        lay.addWidget(self.tree)
+        # the tree above the table in a splitter: drag it smaller (or away) for more rows
+        self.split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        self.split.setChildrenCollapsible(True)
+        self.split.addWidget(self.tree)
+        below = QtWidgets.QWidget()
+        blay = QtWidgets.QVBoxLayout(below)
+        blay.setContentsMargins(0, 0, 0, 0)
         row = QtWidgets.QHBoxLayout()
         self.title = QtWidgets.QLabel("Click a body in the view or the tree")
         self.title.setStyleSheet("font-weight: bold;")
+        self.title.setWordWrap(True)       # a long body name wraps: it never widens the window
+        self.title.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         row.addWidget(self.title, 1)
         self.frame_box = QtWidgets.QComboBox()
         self.frame_box.addItems(["body frame", "world frame"])
@@ -75,11 +92,21 @@ class InspectorPanel(QtWidgets.QWidget):
                                   "Ad_T, wrenches by Ad*_{T⁻¹}, inertias by Ad*_{T⁻¹} I Ad_{T⁻¹}")
         self.frame_box.currentIndexChanged.connect(lambda _: self.refresh())
         row.addWidget(self.frame_box)
-        lay.addLayout(row)
-        self.arrows_box = QtWidgets.QCheckBox("draw V, V̇, F of this body as arrows")
+        blay.addLayout(row)
+        row = QtWidgets.QHBoxLayout()
+        self.arrows_box = QtWidgets.QCheckBox("draw V, V̇, F as arrows")
+        self.arrows_box.setToolTip("draw this body's twist V, its acceleration V̇ and its wrench F as arrows")
         self.arrows_box.setChecked(True)
         self.arrows_box.toggled.connect(self.arrowsToggled)
-        lay.addWidget(self.arrows_box)
+        row.addWidget(self.arrows_box)
+        self.compact_box = QtWidgets.QCheckBox("compact")
+        self.compact_box.setToolTip("6×6 inertias (Î, Π) as their diagonal: every row in less height "
+                                    "(the whole matrix in the cell's tool tip)")
+        self.compact_box.setChecked(True)
+        self.compact_box.toggled.connect(lambda _on: self._relayout())
+        row.addWidget(self.compact_box)
+        row.addStretch(1)
+        blay.addLayout(row)
         self.table = QtWidgets.QTableWidget(len(ROWS), 3)
         self.table.setHorizontalHeaderLabels(["symbol", "value", "unit"])
         self.table.verticalHeader().setVisible(False)
@@ -93,12 +120,26 @@ class InspectorPanel(QtWidgets.QWidget):
             v.setFont(mono)
             self.table.setItem(r, 1, v)
             self.table.setItem(r, 2, QtWidgets.QTableWidgetItem(""))
-        self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        lay.addWidget(self.table, 1)
+        # symbol and unit as wide as their text, the value as wide as the widest number line of the
+        # mode (numfmt.WIDEST): nothing cut; narrower than that, the table scrolls sideways
+        head = self.table.horizontalHeader()
+        head.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        head.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Interactive)
+        head.setSectionResizeMode(2, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        head.setStretchLastSection(True)          # the units take what is left (no empty strip)
+        self._mono = mono
+        self.table.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
+        blay.addWidget(self.table, 1)
         self.legend = QtWidgets.QLabel("")
         self.legend.setWordWrap(True)
         self.legend.setStyleSheet("color: #444; font-size: 11px;")
-        lay.addWidget(self.legend)
+        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        blay.addWidget(self.legend)
+        self.split.addWidget(below)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 4)
+        self.split.setSizes([90, 400])
+        lay.addWidget(self.split, 1)
         self.body = None
         self.model = None
         self.values = None        # the selected body's values (body frame) as last shown
@@ -184,18 +225,59 @@ class InspectorPanel(QtWidgets.QWidget):
         self.title.setText(f"{self.body} (body {i}): joint {j.name}, {j.kind}, {mode} — t = {t.t:.3f} s, "
                            f"{'world' if self.world else 'body'} frame")
         Tw = vals["T_world"]
+        compact = self.compact_box.isChecked()
         for r, key in enumerate(ROWS):
             x = vals.get(key)
             if x is not None and self.world:
                 x = to_world(key, x, Tw)
-            text = fmt_value(x) if key != "S" else "\n".join(fmt_value(col) for col in np.asarray(x).T)
+            # a joint-space scalar's scale: that quantity over every joint (round-off next to it reads 0)
+            scale = self._joint_scale(t, key) if key in JOINT_UNITS else None
+            if key == "S":
+                text = "\n".join(fmt_value(col, scale_of(x)) for col in np.asarray(x).T)
+            else:
+                text = fmt_value(x, scale, compact)
             item = self.table.item(r, 1)
             if item.text() != text:
                 item.setText(text)
-        shape = (self.body, self.world)
+                if compact and x is not None and np.ndim(x) == 2 and np.shape(x) == (6, 6):
+                    item.setToolTip(fmt_value(x))
+                else:
+                    item.setToolTip("")
+        shape = (self.body, self.world, compact)
         if shape != self._sized:        # line counts change only with the body (and its joint)
             self._sized = shape
+            self._fit_columns(compact, j)
             self.table.resizeRowsToContents()
+        elif self._value_width() > self.table.columnWidth(1):     # a longer number: the column grows
+            self.table.setColumnWidth(1, self._value_width())
+
+    def _fit_columns(self, compact, joint):
+        """The units on the lines they belong to (angular / linear parts; a compact 6x6's diagonal:
+        kg·m², then kg) and the value column as wide as the widest line the mode can show."""
+        for r, key in enumerate(ROWS):
+            unit = (joint_space_unit(joint, key) if key in JOINT_UNITS or key == "Psi" else None) \
+                or self.symbols[key][2]
+            lines = self.table.item(r, 1).text().count("\n") + 1
+            if key in ("Ih", "Pi"):
+                unit = "kg·m²\nkg" if compact else unit.replace(", ", ",\n")
+            elif lines > 1 and key not in JOINT_UNITS:
+                unit = unit.replace(", ", "\n")
+            self.table.item(r, 2).setText(unit)
+        self.table.setColumnWidth(1, self._value_width() + QtGui.QFontMetrics(self._mono).horizontalAdvance("-0"))
+
+    def _value_width(self):
+        """The widest line of the values shown, in pixels (cell padding included)."""
+        fm = QtGui.QFontMetrics(self._mono)
+        lines = [ln for r in range(len(ROWS)) for ln in self.table.item(r, 1).text().split("\n")]
+        return max(fm.horizontalAdvance(ln) for ln in lines) + 14
+
+    @staticmethod
+    def _joint_scale(t, key):
+        return scale_of(*(b[key] for b in t.bodies.values() if isinstance(b, dict) and b.get(key) is not None))
+
+    def _relayout(self):
+        self._sized = None
+        self.refresh()
 
     def set_legend(self, text):
         if self.legend.text() != text:

@@ -15,6 +15,7 @@ import numpy as np
 from PyQt6 import QtCore, QtWidgets
 
 from .fields import NumberField
+from .numfmt import fmt
 from .inputs import JointInput, TORQUE_KINDS, ACCEL_KINDS, KIND_LABELS, PARAMS, LIMITS, default_input
 
 PARAM_TEXT = {"value": "value", "target": "target", "kp": "kp", "kd": "kd", "amplitude": "amp",
@@ -23,20 +24,14 @@ SLIDER_STEPS = 1000
 FIELD_WIDTH = 78          # a parameter's number field (px)
 NAME_MAX = 220            # a joint name wider than this wraps (its row grows a line) instead of widening
 # the widest readouts a row may show (sizes the readout column; _num never prints more digits)
-WIDEST_READOUTS = ("q -8.88e+88  needs tau -9999.999 N·m", "q -8.88e+88  gets ddq -9999.999 rad/s²")
+WIDEST_READOUTS = ("q -888.8e-18  needs tau -888.8e-18 N·m", "q -888.8e-18  gets ddq -888.8e-18 rad/s²")
 ROW_SPACING = 4
+READOUT_SCALE = 1e3     # the readouts' scale in SI units: |x| < 1e-9 (round-off) reads 0
 
 
 def _num(x):
-    """A number for a live readout: fixed width, no noise digits."""
-    a = abs(x)
-    if not a < float("inf"):
-        return str(x)
-    if a < 1e-9:
-        return " 0"
-    if 1e-3 <= a < 1e4:
-        return f"{x:+.3f}"
-    return f"{x:+.2e}"
+    """A number for a live readout (``numfmt.fmt``, signed; in SI units, below 1e-9 reads 0)."""
+    return fmt(x, READOUT_SCALE, sign=True)
 
 
 def _units(kind, mode, param):
@@ -343,8 +338,7 @@ class JointRow(QtCore.QObject):
         lin = j.kind == "prismatic"
         if j.nv == 1:
             qj = float(snap.q[j.idx_q])
-            qj = 0.0 if abs(qj) < 5e-4 else qj        # no "-0.000"
-            q = f"q {qj:+.3f}" if abs(qj) < 1e3 else f"q {qj:+.2e}"
+            q = f"q {_num(qj)}"
             if presc:
                 text = f"{q}  needs tau {_num(snap.tau[j.idx_v])} {'N' if lin else 'N·m'}"
             else:

@@ -30,6 +30,8 @@ class LessonUI(QtCore.QObject):
         self._pending = None        # (Lesson, model source) while its model loads
         self._loaded_model = None   # the model object the lesson's loader made
         self.last_warnings = []
+        from .lessonnotes import make_dock
+        self.notes_dock, self.notes = make_dock(win)     # the open lesson's notes, in a panel of their own
         win.modelLoaded.connect(self._installed)   # after MainWindow._install (connected first)
 
     # ------------------------------------------------------------------ gallery
@@ -185,10 +187,21 @@ class LessonUI(QtCore.QObject):
             win._add_recent(lesson.path)     # File > Open Recent opens it again as a lesson
         for m in warn:
             win._notice(f"{title}: {m}")
+        self.show_notes(lesson, title)
         first = lesson.notes.strip().splitlines()[0] if lesson.notes.strip() else ""
         win.status.showMessage(f"Lesson: {title}" + (f" — {first}" if first else ""), 20000)
         print(f"jointlab: opened lesson {lesson.path}", file=sys.stderr)
         self.applied.emit(lesson)
+
+    def show_notes(self, lesson, title):
+        """The lesson's notes in the Lesson panel, sized to be read (``lessonnotes``)."""
+        from .lessonnotes import share_left_column
+        self.notes.show_lesson(lesson, title)
+        had = self.notes_dock.isVisible()
+        self.notes_dock.show()
+        self.notes_dock.raise_()
+        if not had:
+            QtCore.QTimer.singleShot(0, lambda: share_left_column(self.win, self.notes_dock))
 
     # ------------------------------------------------------------------ capturing and saving
     def capture(self, title=None, notes=None):

@@ -139,6 +139,10 @@ class MainWindow(QtWidgets.QMainWindow):
         pl.addStretch(1)
         self.progress_label = QtWidgets.QLabel("Starting…")
         self.progress_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        # wrapped, and no minimum width of its own: the stacked layout's minimum is its widest page's,
+        # so "Opening lesson <a long title>…" on one line made the window 1282 px wide at 1280
+        self.progress_label.setWordWrap(True)
+        self.progress_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.progress_label.setStyleSheet("font-size: 15px; color: #333; background: rgba(255,255,255,200); padding: 8px;")
         self.progress_bar = QtWidgets.QProgressBar()
         self.progress_bar.setMaximumWidth(420)
@@ -236,6 +240,9 @@ class MainWindow(QtWidgets.QMainWindow):
                          QtCore.Qt.Orientation.Horizontal)
         self.resizeDocks([self.plots_dock], [int((0.33 if H < 900 else 0.3) * H)], QtCore.Qt.Orientation.Vertical)
         self._share_right_column()
+        if getattr(self, "lessons", None) is not None:      # the lesson's notes under the models
+            from .lessonnotes import share_left_column
+            share_left_column(self, self.lessons.notes_dock)
 
     def _share_right_column(self):
         """Joints above constraints: the constraints panel gets what it needs, at most 40 %."""
@@ -384,6 +391,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.plots.set_model(model, self.worker.layout, defaults)
         self.loops.set_model(model, self.worker.layout)
         self.teach.set_model(model, self.worker)
+        self.lessons.notes_dock.hide()       # a lesson's notes come back once the lesson is applied
         had = self.constraints_dock.isVisible()
         self.constraints_dock.setVisible(self.loops.has_constraints())
         if self.constraints_dock.isVisible() and not had:

@@ -46,9 +46,13 @@ def decimate(t, y, max_points=MAX_POINTS):
 _DASH = {"solid": QtCore.Qt.PenStyle.SolidLine, "dash": QtCore.Qt.PenStyle.DashLine,
          "dot": QtCore.Qt.PenStyle.DotLine, "dashdot": QtCore.Qt.PenStyle.DashDotLine}
 LEGEND_WIDTH = 160   # px: the legend column beside the rows
-ROW_MIN = 50         # px: a row is never shorter (the rows scroll when the panel is shorter)
+LEGEND_TEXT_W = LEGEND_WIDTH - 48   # px of a legend entry's text (after its line sample): longer is elided
+ROW_MIN = 40         # px: a row is never shorter (the rows scroll when the panel is shorter; three rows
+                     # and the time axis fit the plots' default height at 1280 x 800)
 ENTRY_H = 16         # px: one legend entry (a row is tall enough for its legend)
 BOTTOM_AXIS_H = 40   # px: the time axis with its label
+ROW_GAP = 6          # px between two rows: a tick label at a row's edge may reach ROW_GAP / 2 into it,
+                     # one reaching further is hidden (no two rows' labels overlap)
 AXIS_WIDTH = 58      # px: every row's left axis, so the rows line up
 PEN_WIDTH = 1     # cosmetic 1 px: a 2 px pen doubles the paint time (13 -> 29 ms, 12 curves)
 ANGLE_RANGE = (-1.08 * np.pi, 1.08 * np.pi)    # a row of wrapped angles: (-pi, pi] and a margin
@@ -159,10 +163,14 @@ class PlotPanel(QtWidgets.QWidget):
         right.addLayout(bar)
         self._tick_font = QtGui.QFont(self.font())
         self._tick_font.setPointSizeF(max(7.0, self.font().pointSizeF() - 1.0))
+        legend_font = QtGui.QFont(self.font())
+        legend_font.setPointSizeF(8.0)                # the legends' labelTextSize
+        self._legend_fm = QtGui.QFontMetrics(legend_font)
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("w")
         self.glw.ci.setContentsMargins(2, 4, 2, 2)
         self.glw.ci.setSpacing(2)
+        self.glw.ci.layout.setVerticalSpacing(ROW_GAP)
         # repaint only what changed (pyqtgraph's default repaints the whole view, axes included)
         self.glw.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         self._xrange = None
@@ -328,6 +336,7 @@ class PlotPanel(QtWidgets.QWidget):
                 ax.setPen(pg.mkPen("#444"))
                 ax.setTextPen(pg.mkPen("#222"))
                 ax.setStyle(tickFont=self._tick_font, tickTextOffset=3)
+            left.setStyle(hideOverlappingLabels=ROW_GAP // 2)
             if first is None:
                 first = plot
             else:
@@ -349,7 +358,10 @@ class PlotPanel(QtWidgets.QWidget):
                 pen = pg.mkPen(color, width=PEN_WIDTH, style=_DASH[dash])
                 item = pg.PlotDataItem([], [], pen=pen)
                 plot.addItem(item)
-                legend.addItem(item, curve_label(self.layout_, c))
+                full = curve_label(self.layout_, c)
+                legend.addItem(item, self._legend_fm.elidedText(full, QtCore.Qt.TextElideMode.ElideMiddle,
+                                                                 LEGEND_TEXT_W))
+                legend.items[-1][1].setToolTip(full)      # an elided name whole on hover
                 self.curves[c] = item
             row.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#d00", width=1), movable=False)
             row.cursor.setZValue(10)
@@ -365,7 +377,7 @@ class PlotPanel(QtWidgets.QWidget):
             ci.layout.setRowStretchFactor(r, 1)
             heights.append(h)
         # taller than the panel: the rows scroll (each stays readable)
-        self.glw.setMinimumHeight(int(sum(heights) + BOTTOM_AXIS_H + 10 + 2 * len(heights)) if heights else 0)
+        self.glw.setMinimumHeight(int(sum(heights) + BOTTOM_AXIS_H + 10 + ROW_GAP * len(heights)) if heights else 0)
 
     def row_of(self, name):
         """The row key (unit) a shown channel is drawn in."""

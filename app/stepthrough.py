@@ -6,7 +6,13 @@ table line is shown with its numbers, and what the step produced is drawn on the
 V, V̇, F; the ellipsoid of Î). Pass 1 runs outward (root to leaves), pass 2 inward, pass 3 outward."""
 from __future__ import annotations
 
+import re
+
+import numpy as np
 from PyQt6 import QtCore, QtGui, QtWidgets
+
+from .numfmt import fmt_all
+from .inspector import fmt_value
 
 PASS_TEXT = {1: "pass 1 (outward): velocities", 2: "pass 2 (inward): articulated inertias and bias wrenches",
              3: "pass 3 (outward): accelerations and wrenches"}
@@ -122,4 +128,33 @@ class StepThroughPanel(QtWidgets.QWidget):
         self.where.setText(f"step {self.index + 1}/{len(self.trace.steps)} — {PASS_TEXT[s.pass_number]} — "
                            f"body {s.index} '{s.body}', joint '{s.joint}', {mode}")
         self.text.setPlainText(s.line.replace("; ", "\n") + "\n\nwith the numbers (body frame {%d}):\n" % s.index
-                               + s.substituted())
+                               + substituted(s))
+
+
+# a bracketed group of numbers in the engine's substituted lines: "(0.5, -1e-34 | 2, 3, 4, 5)",
+# "[6×6, diag 1, 2, ...]" (only numbers, commas and bars inside: a subscript such as T_1 is not one)
+SUBSTITUTED_DIGITS = 3
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|-?inf"
+_GROUP = re.compile(r"(\(|diag )((?:\s*(?:%s)\s*[,|]?)+)(?=[)\]])" % _NUMBER)
+
+
+def _regroup(match):
+    numbers = re.findall(_NUMBER, match.group(2))
+    # one scale per group (its largest number); 3 digits: the engine wrote these lines with 3 (.3g)
+    texts = iter(fmt_all([float(x) for x in numbers], digits=SUBSTITUTED_DIGITS))
+    return match.group(1) + re.sub(_NUMBER, lambda _m: next(texts), match.group(2))
+
+
+def substituted(step):
+    """The step's table lines with its numbers (``engine.trace.Step.equations``) in the one format
+    of the teaching views (``numfmt``): each result with the quantity's own scale, each group of
+    numbers substituted into the right-hand side with the group's scale."""
+    lines = []
+    for lhs, sym, num, res in step.equations:
+        res_text = fmt_value(res).replace(" |\n ", " | ") if np.ndim(res) < 2 else "\n      " + \
+            fmt_value(res).replace("\n", "\n      ")
+        if num:
+            lines.append(f"{lhs} = {sym}\n    = {_GROUP.sub(_regroup, num)}\n    = {res_text}")
+        else:
+            lines.append(f"{lhs} = {sym} = {res_text}")
+    return "\n".join(lines)

@@ -32,7 +32,7 @@ def wait_readouts(qtbot, win, expected, tol=1e-3):
     def ok():
         for joint, (what, value) in expected.items():
             w, x = readout(win, joint)
-            if w != what or abs(x - value) > tol:
+            if w != what or abs(x - value) > max(tol, 5e-4 * abs(value)):     # 4 digits (app/numfmt.py)
                 return False
         return True
     try:
