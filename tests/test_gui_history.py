@@ -69,13 +69,6 @@ def resimulate(e, model, q0, v0, t):
     return sim
 
 
-def readout(win, joint):
-    text = win.joints.rows[joint].readout.text()
-    m = re.search(r"q\s*([+-]?\d+\.\d+)\s+gets ddq\s*([+-]?\d+\.\d+(?:e[+-]?\d+)?|\s0)", text)
-    assert m, f"readout of {joint}: {text!r}"
-    return float(m.group(1)), float(m.group(2))
-
-
 def shows_instant(qtbot, win, sim, e, model):
     """Wait until the window shows sim's state: snapshot, 3D pose, joint readouts, Equation view."""
     snap = wait_snapshot(qtbot, win, lambda s: not s.running and abs(s.t - sim.t) < 1e-9)
@@ -87,15 +80,19 @@ def shows_instant(qtbot, win, sim, e, model):
     poses = e.body_poses(model, sim.q)
     for k in range(1, model.nbodies + 1):
         np.testing.assert_allclose(win.scene.body_poses[k], poses[k - 1], atol=1e-9)
-    qtbot.waitUntil(lambda: all(abs(readout(win, j)[0] - sim.q[i]) < 6e-4 and abs(readout(win, j)[1] - ddq[i]) < 6e-4
+    from app.jointpanel import _num            # the readouts' own format (4 significant digits)
+    qtbot.waitUntil(lambda: all(f"q {_num(sim.q[i])}  gets ddq {_num(ddq[i])}" in win.joints.rows[j].readout.text()
                                 for i, j in enumerate(("joint1", "joint2"))), timeout=5000)
     eq = e.equation_terms(model, sim.q, sim.v, ddq)
     table = win.teach.equation.table
-    qtbot.waitUntil(lambda: table.item(0, 0).text() == f"{eq.M_ddq[0]: .5g}"
-                    and table.item(1, 2).text() == f"{eq.g[1]: .5g}", timeout=5000)
+    from app.numfmt import fmt, scale_of
+    from app.inspector import fmt_value
+    scale = scale_of(eq.M_ddq, eq.C_dq, eq.g, eq.constraint, eq.external, eq.contact, eq.limit, eq.tau)
+    qtbot.waitUntil(lambda: table.item(0, 0).text() == fmt(eq.M_ddq[0], scale)
+                    and table.item(1, 2).text() == fmt(eq.g[1], scale), timeout=5000)
     ins = win.teach.inspector                          # link2 selected: joint2's q, dq, ddq
-    qtbot.waitUntil(lambda: f"t = {sim.t:.3f} s" in ins.title.text() and ins.value_text("q") == f"{sim.q[1]: .5g}"
-                    and ins.value_text("dq") == f"{sim.v[1]: .5g}" and ins.value_text("ddq") == f"{ddq[1]: .5g}",
+    qtbot.waitUntil(lambda: f"t = {sim.t:.3f} s" in ins.title.text() and ins.value_text("q") == fmt_value(sim.q[1])
+                    and ins.value_text("dq") == fmt_value(sim.v[1]) and ins.value_text("ddq") == fmt_value(ddq[1]),
                     timeout=5000)
     return snap
 
