@@ -39,9 +39,9 @@ import numpy as np
 from .drag import DragSpring, ik_mask, point_jacobian
 from .contactsim import ContactState
 from .inputs import Controller
-from .pacing import BUDGET, Pacer
+from .pacing import Pacer
 from .recorder import SampleLayout, SampleQueue
-from .samplerows import StepRows
+from .samplerows import SAMPLE_INTERVAL, StepRows
 from .snapshot import Snapshot, take_snapshot
 from .teaching import TeachingProbe
 
@@ -73,7 +73,7 @@ class SimWorker:
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
     def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim",
-                 ground=None, joint_limits=None):
+                 ground=None, joint_limits=None, sample_interval=SAMPLE_INTERVAL):
         self.e = engine
         self.model = model.clone()          # only this thread uses it
         # its own constraint objects: switching one off here must not touch the GUI's model
@@ -96,7 +96,7 @@ class SimWorker:
         self.want_teaching = False           # set by the GUI: Kim's quantities, the equation terms
         self.want_trace = False              # set by the GUI: the step-by-step trace (while paused)
         self._teaching = TeachingProbe()
-        self.rows = StepRows(engine, self.model, self.sim, self.layout, self.samples)
+        self.rows = StepRows(engine, self.model, self.sim, self.layout, self.samples, sample_interval)
         self._commands = queue.SimpleQueue()
         self._wake = threading.Event()
         self._lock = threading.Lock()
@@ -278,6 +278,16 @@ class SimWorker:
     def drag_end(self):
         self.post(lambda w: w._drag_end())
 
+    def gui_frame(self, interval):
+        """The GUI's last frame interval (s): a slow one shrinks the physics' batch budget
+        (``pacing.Pacer.batch_budget``). Called by the GUI thread at every frame."""
+        self.pacer.gui_frame = float(interval)
+
+    @property
+    def sample_interval(self):
+        """Sim time between two sample rows while running (0: every step)."""
+        return self.rows.sample_interval
+
     def snapshot(self) -> Snapshot:
         with self._lock:
             return self._snapshot
@@ -335,11 +345,13 @@ class SimWorker:
             pass
 
     def _batch(self):
-        """Step while sim time lags wall time x speed, at most BUDGET; returns how long to wait."""
+        """Step while sim time lags wall time x speed, within the pacer's budget (at most BUDGET);
+        returns how long to wait."""
         sim, pacer = self.sim, self.pacer
+        budget = pacer.batch_budget()
         now = time.perf_counter()
         target = pacer.target(now, sim.t, sim.dt)
-        n, hit_budget = self._steps_until(target, now + BUDGET)
+        n, hit_budget = self._steps_until(target, now + budget)
         end = time.perf_counter()
         self.thread_cpu = time.thread_time()     # CPU seconds this thread has used (for benchmarks)
         wait = pacer.finished(end, target, sim.t, sim.dt, n, hit_budget)
@@ -355,7 +367,8 @@ class SimWorker:
         steps0 = sim.steps
         try:
             k, hit = self.rows.steps_until(target, deadline, max_steps, drag=drag, watched=self.watched_joint,
-                                           rtf=self.pacer.rtf, fill=self.contact.fill)
+                                           rtf=self.pacer.rtf, fill=self.contact.fill,
+                                           stepped=self.contact.stepped)
         except self.e.SimulationDiverged as exc:
             self._fault(self._diverged_message(exc))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
