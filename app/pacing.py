@@ -18,6 +18,7 @@ BUDGET = 0.7 * FRAME      # longest batch of physics (s of wall time)
 RESYNC = 0.25             # resynchronise when more than this (wall s) behind: a short stall of the
                           # machine is caught up (batches stay capped), a slow physics is not
 RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
+BEHIND_LAG = 2 * FRAME    # s of wall time: a batch the budget ended this far behind says "behind"
 FRAME_TARGET = 0.025      # s: a GUI frame slower than this shrinks the physics budget
 MIN_BUDGET = 0.1 * FRAME  # the budget never shrinks below this (the physics always advances)
 
@@ -70,11 +71,11 @@ class Pacer:
     def finished(self, end, target, sim_t, dt, steps, hit_budget):
         """After a batch ending at wall time ``end``: update behind and the real-time factor, and
         return how long to wait before the next batch."""
-        if hit_budget:
-            self.behind = True
+        lag = (target - sim_t) / self.speed
+        if hit_budget and lag > BEHIND_LAG:
+            self.behind = True          # the budget ended the batch and the lag is growing
             self._behind_at = end
-        elif (steps > 0 and (target - sim_t) / self.speed < 0.5 * RESYNC
-              and end - self._behind_at > RTF_WINDOW):
+        elif steps > 0 and lag < 0.5 * RESYNC and end - self._behind_at > RTF_WINDOW:
             self.behind = False         # kept up for a whole RTF window (a batch after a resync is not enough)
         self._measure(end, sim_t)
         if hit_budget:

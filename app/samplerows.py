@@ -150,10 +150,12 @@ class StepRows:
         return max(1, int(wall / c))
 
     def _measured(self, n, wall):
-        """Update the cost per step (wall seconds, a running mean weighted by the steps)."""
+        """Update the cost per step (wall seconds): a dearer step counts at once (a chunk must not
+        overrun the budget), a cheaper one halves the difference (a single slow call, the first one
+        loading the kernels, is forgotten in a few calls)."""
         c = wall / n
-        w = min(1.0, n / 8.0)
-        self.step_cost = c if not (self.step_cost > 0.0) else (1.0 - w) * self.step_cost + w * c
+        old = self.step_cost
+        self.step_cost = c if not (old > 0.0) or c > old else 0.5 * (old + c)
 
     def _row_step(self, drag, watched, rtf, fill):
         """One step and its row: the step's starting state and the dynamics computed there."""

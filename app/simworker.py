@@ -467,6 +467,7 @@ class SimWorker:
         self.sim.reset()
         self.controller.recapture(self.sim.q)
         self.samples.put("clear")
+        self.rows.rows_written = 0          # counted as the plots' recorder counts (it clears too)
         self.pacer.resync()
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
 

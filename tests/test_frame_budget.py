@@ -154,7 +154,11 @@ def test_slow_gui_frames_shrink_the_physics_budget_and_fast_ones_restore_it():
         p.batch_budget()
     assert p.budget == MIN_BUDGET
     p.target(0.0, 0.0, 1e-3)
+    # the budget ended a batch 15 ms behind: the next batch goes on, the physics is not behind
     assert p.finished(0.01, 0.02, 0.005, 1e-3, 5, True) == pytest.approx(FRAME - MIN_BUDGET)
+    assert not p.behind
+    # 95 ms behind: it is
+    assert p.finished(0.1, 0.1, 0.005, 1e-3, 5, True) == pytest.approx(FRAME - MIN_BUDGET)
     assert p.behind
     for _ in range(20):
         p.gui_frame = 0.016
