@@ -79,7 +79,7 @@ class StepRows:
         steps). Returns (steps taken, whether the time budget ended the batch).
 
         Rows: with ``max_steps`` (a single step, the command line) every step writes one; else
-        (the running window) one per ``sample_interval`` of sim time (``row_due``), and the
+        (the running window) one per ``sample_interval`` of sim time (``steps_to_row``), and the
         steps between two rows run as one ``Simulator.step(m)`` call (one compiled call for the
         compiled step loops) of at most as many steps as the measured cost per step fits in what
         is left of the budget, so one call never overruns it by more than a step. A drag spring
@@ -88,7 +88,7 @@ class StepRows:
         that wrote no row. An error of the simulator propagates after the rows of the steps
         already taken are handed on."""
         sim = self.sim
-        k = hit = 0
+        k, hit = 0, False
         self._n = 0
         every = max_steps is not None or not (self.sample_interval > 0.0)
         if drag is not None:
@@ -118,7 +118,7 @@ class StepRows:
             if self._n:
                 self.samples.put(self._block[:self._n].copy())
                 self.rows_written += self._n
-        return k, bool(hit)
+        return k, hit
 
     def steps_to_row(self):
         """Steps to take before the next step that writes a row: the first step starting at or

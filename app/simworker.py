@@ -468,6 +468,7 @@ class SimWorker:
         self.controller.recapture(self.sim.q)
         self.samples.put("clear")
         self.rows.rows_written = 0          # counted as the plots' recorder counts (it clears too)
+        self.rows.last_row_t = None         # the first step from the start is a sample again
         self.pacer.resync()
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
 

@@ -109,6 +109,17 @@ def test_a_single_step_is_always_a_sample(engine_mod, models):
     assert np.allclose(np.diff(rows_of(w)[:, 0]), 1e-3, rtol=0, atol=1e-12)
 
 
+def test_after_a_reset_the_first_step_is_a_sample_again(engine_mod, models):
+    pendulum, _ = models
+    w = worker(engine_mod, pendulum, 1e-4)
+    w._steps_until(0.00006, np.inf)                 # one step: the sample at t = 0
+    w._reset()
+    rows_of(w)
+    w._steps_until(0.00206, np.inf)                 # 21 steps from t = 0 again
+    assert np.allclose(rows_of(w)[:, 0], [0.0, 1e-3, 2e-3], rtol=0, atol=1e-12)
+    assert w.rows.rows_written == 3
+
+
 def test_the_worker_thread_at_dt_1e4_delivers_one_sample_per_millisecond(engine_mod, models):
     pendulum, _ = models
     w = worker(engine_mod, pendulum, 1e-4)
@@ -184,3 +195,23 @@ def test_the_status_bar_says_when_physics_falls_behind(qtbot, window, models):
     del w.sim.step                           # the real step again: the physics keeps up
     qtbot.waitUntil(lambda: not w.snapshot().behind, timeout=20000)
     qtbot.waitUntil(lambda: "physics slower" not in window.rtf_label.text(), timeout=5000)
+
+
+def test_the_window_at_dt_1e4_plots_one_sample_per_millisecond_and_says_so(qtbot, window, models):
+    pendulum, _ = models
+    w = install(qtbot, window, pendulum, q0=np.array([1.0, 0.0]), running=True)
+    window.dt_box.setCurrentIndex(window.dt_box.findData(1e-4))
+    n0 = wait_snapshot(qtbot, window, lambda s: s.dt == 1e-4).steps
+    wait_snapshot(qtbot, window, lambda s: s.steps > n0 + 3000, timeout=60000)
+    qtbot.waitUntil(lambda: "every 1 ms (1 step in 10)" in window.plots.count_label.text(), timeout=5000)
+    window.set_running(False)
+    snap = wait_snapshot(qtbot, window, lambda s: not s.running)
+    window.worker.single_step(1)                 # a single step is a sample of its own
+    snap = wait_snapshot(qtbot, window, lambda s: s.steps == snap.steps + 1)
+    rec = window.plots.recorder
+    qtbot.waitUntil(lambda: rec.total == w.rows.rows_written and rec.last_time() == snap.t - snap.dt, timeout=5000)
+    t = rec.data(columns=[0])[:, 0]
+    gaps = np.diff(t)
+    # 1 ms apart at dt = 1 ms and at dt = 0.1 ms alike (the paused single step is 0.1 ms after the last)
+    assert np.allclose(gaps[:-1], 1e-3, rtol=0, atol=1e-9) and 0 < gaps[-1] <= 1e-3 + 1e-9
+    assert len(t) == rec.total > 300
