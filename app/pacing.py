@@ -6,8 +6,9 @@ and says so (``behind`` and the measured real-time factor ``rtf``).
 
 The physics and the window share one interpreter lock: while a batch runs Python (or a compiled
 call that holds the lock), the GUI thread waits. So the GUI reports how long its frames take
-(``gui_frame``) and the batch budget adapts: a frame slower than ``FRAME_TARGET`` shrinks it (down
-to ``MIN_BUDGET``), faster frames let it grow back to ``BUDGET``. Nothing here imports Qt.
+(``gui_frame``) and the batch budget adapts: a frame slower than ``FRAME_TARGET`` after a batch
+that used its whole budget shrinks it (down to ``MIN_BUDGET``), faster frames let it grow back to
+``BUDGET``. Nothing here imports Qt.
 """
 from __future__ import annotations
 
@@ -36,13 +37,17 @@ class Pacer:
         self.budget = BUDGET      # wall seconds of the next batch (adapted to the GUI's frames)
         self.gui_frame = 0.0      # the GUI's last frame interval (s), written by the GUI thread; 0: none new
         self._behind_at = -float("inf")   # wall time the physics last fell behind
+        self._hit = False         # the last batch used its whole budget
 
     def batch_budget(self):
         """The wall time the next batch may spend: shrunk by a slow GUI frame reported since the
-        last batch (x 0.7, not below MIN_BUDGET), grown back by a fast one (+ 10 % of BUDGET)."""
+        last batch when that batch used its whole budget (x 0.7, not below MIN_BUDGET: the physics
+        is what takes the frame's time; a light physics on a busy machine keeps its budget), grown
+        back by a fast frame (+ 10 % of BUDGET)."""
         f, self.gui_frame = self.gui_frame, 0.0
         if f > FRAME_TARGET:
-            self.budget = max(MIN_BUDGET, 0.7 * self.budget)
+            if self._hit:
+                self.budget = max(MIN_BUDGET, 0.7 * self.budget)
         elif f > 0.0:
             self.budget = min(BUDGET, self.budget + 0.1 * BUDGET)
         return self.budget
@@ -72,6 +77,7 @@ class Pacer:
         """After a batch ending at wall time ``end``: update behind and the real-time factor, and
         return how long to wait before the next batch."""
         lag = (target - sim_t) / self.speed
+        self._hit = hit_budget
         if hit_budget and lag > BEHIND_LAG:
             self.behind = True          # the budget ended the batch and the lag is growing
             self._behind_at = end
