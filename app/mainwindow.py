@@ -515,7 +515,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.worker.reset()
 
     def step_back(self, seconds=0.1):
-        """While paused: go back to the recorded state ``seconds`` earlier (every step is recorded);
+        """While paused: go back to the recorded state ``seconds`` earlier (a sample every 1 ms);
         the later samples are dropped and the next steps replace them."""
         w = self.worker
         if w is None or w.snapshot().running or self.plots.recorder is None:

@@ -4,12 +4,13 @@ The GUI talks to it through ``post`` (commands, queued and applied between steps
 ``simulate`` does with its pending actions) and reads from it:
 - ``snapshot()``: an immutable copy of the latest state (``app.snapshot.Snapshot``, taken under a
   lock, drawn after);
-- ``samples``: every step's sample, in blocks (``recorder.SampleQueue``), never dropped;
+- ``samples``: one sample row per ``sample_interval`` of sim time (every step at dt >= 1 ms; a
+  single step always), in blocks (``recorder.SampleQueue``), never dropped;
 - ``events``: faults and notices (divergence, errors), each (kind, message).
 
 This module holds the thread and its commands; the jobs are split by module: ``pacing`` (sim time
 follows wall time x speed, within a frame budget), ``samplerows`` (the stepping loop and the sample
-row of every step, closed-loop columns included), ``snapshot`` (what the GUI draws).
+rows, closed-loop columns included), ``snapshot`` (what the GUI draws).
 
 True readouts: while paused, every command batch ends with the simulator's hybrid dynamics
 evaluated at the current state (``Simulator.evaluate``), so a and tau (and lambda) in the snapshot

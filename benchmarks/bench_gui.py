@@ -162,6 +162,16 @@ def measure(app, win, args, dt, before=(False, False)):
     win.set_running(True)
     spin(app, args.warmup)
     view, worker = win.view, win.worker
+    calls = []                  # (wall s, steps) of every Simulator.step call: how long the GUI can wait on one
+    real_step = worker.sim.step
+
+    def timed_step(n=1, record=None):
+        a = time.perf_counter()
+        try:
+            return real_step(n, record)
+        finally:
+            calls.append((time.perf_counter() - a, n))
+    worker.sim.step = timed_step
     snap0 = worker.snapshot()
     cpu_sim0, cpu_main0, cpu_proc0 = worker.thread_cpu, time.thread_time(), time.process_time()
     w0 = time.perf_counter()
@@ -181,7 +191,8 @@ def measure(app, win, args, dt, before=(False, False)):
         video.stop()
     w1 = time.perf_counter()
     snap1 = worker.snapshot()
-    r = dict(dt=dt, before=before, wall=w1 - w0, cpu_main=time.thread_time() - cpu_main0, cpu_proc=time.process_time() - cpu_proc0,
+    del worker.sim.step
+    r = dict(calls=np.array(calls or [(np.nan, 0)]), dt=dt, before=before, wall=w1 - w0, cpu_main=time.thread_time() - cpu_main0, cpu_proc=time.process_time() - cpu_proc0,
              cpu_sim=worker.thread_cpu - cpu_sim0, load=os.getloadavg()[0], video=video, budget=worker.pacer.budget,
              snap0=snap0, snap1=snap1, frame_cb=np.array(frame_cb) if frame_cb else np.array([np.nan]))
     win.timer.timeout.disconnect()
@@ -235,6 +246,11 @@ def report(app, win, args, inputs, r):
           f"per frame; simulation thread {r['cpu_sim'] / r['wall']:.2f} cores "
           f"({1e6 * r['cpu_sim'] / steps:.0f} us per step); others (GL rasteriser, X) "
           f"{(r['cpu_proc'] - r['cpu_main'] - r['cpu_sim']) / r['wall']:.2f} cores")
+    c = r["calls"]
+    i = int(np.nanargmax(c[:, 0])) if np.isfinite(c[:, 0]).any() else 0
+    print(f"step calls       {len(c)}, {np.mean(c[:, 1]):.1f} steps per call; the longest {1e3 * c[i, 0]:.1f} ms "
+          f"({c[i, 1]:.0f} steps; p99 {1e3 * np.nanpercentile(c[:, 0], 99):.1f} ms): the longest the GUI waits "
+          f"on one compiled call")
     print(f"machine load     {r['load']:.2f} (1-min load average on {os.cpu_count()} cores)")
     print(f"samples          {r['recorded']} reached the plots of {r['rows']} written "
           f"({'none dropped' if r['recorded'] == r['rows'] else 'MISSING ' + str(r['rows'] - r['recorded'])}); "
