@@ -20,6 +20,7 @@ RESYNC = 0.25             # resynchronise when more than this (wall s) behind: a
                           # machine is caught up (batches stay capped), a slow physics is not
 RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
 BEHIND_LAG = 2 * FRAME    # s of wall time: a batch the budget ended this far behind says "behind"
+BEHIND_RTF = 0.9          # so does a measured real-time factor below this fraction of the asked speed
 FRAME_TARGET = 0.025      # s: a GUI frame slower than this shrinks the physics budget
 MIN_BUDGET = 0.1 * FRAME  # the budget never shrinks below this (the physics always advances)
 
@@ -78,12 +79,13 @@ class Pacer:
         return how long to wait before the next batch."""
         lag = (target - sim_t) / self.speed
         self._hit = hit_budget
-        if hit_budget and lag > BEHIND_LAG:
-            self.behind = True          # the budget ended the batch and the lag is growing
+        self._measure(end, sim_t)
+        slow = self.rtf < BEHIND_RTF * self.speed          # NaN (not measured yet) is not slow
+        if (hit_budget and lag > BEHIND_LAG) or slow:
+            self.behind = True          # the budget ended the batch and the lag grows, or the measured RTF says so
             self._behind_at = end
         elif steps > 0 and lag < 0.5 * RESYNC and end - self._behind_at > RTF_WINDOW:
             self.behind = False         # kept up for a whole RTF window (a batch after a resync is not enough)
-        self._measure(end, sim_t)
         if hit_budget:
             return FRAME - self.budget
         wall0, sim0 = self._batch_sync     # the pacing this batch started from

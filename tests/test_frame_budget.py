@@ -219,3 +219,20 @@ def test_the_window_at_dt_1e4_plots_one_sample_per_millisecond_and_says_so(qtbot
     # 1 ms apart at dt = 1 ms and at dt = 0.1 ms alike (the paused single step is 0.1 ms after the last)
     assert np.allclose(gaps[:-1], 1e-3, rtol=0, atol=1e-9) and 0 < gaps[-1] <= 1e-3 + 1e-9
     assert len(t) == rec.total > 300
+
+
+def test_a_measured_real_time_factor_below_the_asked_speed_says_behind_without_a_budget_hit():
+    from app.pacing import FRAME as F
+    p = Pacer()
+    t = 0.0
+    for k in range(25):                      # batches not ended by the budget, the sim at half the wall's pace
+        p.target(k * F, t, 1e-3)             # (25 frames: the lag stays under the resynchronisation's)
+        t += 0.5 * F
+        p.finished(k * F, t, t, 1e-3, 4, False)
+    assert p.rtf == pytest.approx(0.5) and p.behind
+    p.resync()
+    for k in range(25, 110):                 # keeping up again: said once a whole RTF window kept up
+        target = p.target(k * F, t, 1e-3)
+        t = target
+        p.finished(k * F, target, t, 1e-3, 8, False)
+    assert p.rtf == pytest.approx(1.0) and not p.behind
