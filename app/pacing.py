@@ -22,7 +22,7 @@ RTF_WINDOW = 0.5          # real-time factor measured over this much wall time
 BEHIND_LAG = 2 * FRAME    # s of wall time: a batch the budget ended this far behind says "behind"
 BEHIND_RTF = 0.9          # so does a measured real-time factor below this fraction of the asked speed
 FRAME_TARGET = 0.025      # s: a GUI frame slower than this shrinks the physics budget
-MIN_BUDGET = 0.1 * FRAME  # the budget never shrinks below this (the physics always advances)
+MIN_BUDGET = 0.25 * FRAME # the budget never shrinks below this (the physics keeps a quarter of a frame)
 
 
 class Pacer:
