@@ -109,6 +109,10 @@ class ContactChannels:
         self.q_stepped = np.full(model.nq, np.nan)
         self._nt_cols = np.array([c for b in self.bodies for c in self.body_cols[b]], dtype=np.intp)
 
+    def stepped(self, sim):
+        """Steps that wrote no row (the window samples every 1 ms): the contacts belong to sim.q."""
+        self.q_stepped[:] = sim.q
+
     def fill(self, row, sim):
         """Write this step's contact and limit columns of a sample row: per contact body the sum of
         its contacts' normal forces and of the magnitudes of their tangential (friction) forces,
@@ -150,6 +154,7 @@ class ContactState:
         self.model = model
         self.channels = ContactChannels(model, layout)
         self.fill = self.channels.fill
+        self.stepped = self.channels.stepped
         self.pins = {}        # body -> (p_local, 4x4 world pose of the body when pinned)
 
     def pin(self, engine, q, body, p_local):

@@ -88,6 +88,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.held_joints = {}       # joint name -> why the app started it acceleration-prescribed
         self._last_serial = -1
         self._frame_count = 0
+        self._frame_at = None       # perf_counter at the last frame
         self._panel_time = self._plot_time = 0.0
         self._loading = None
         self.pending_model = None   # (name or path, floating base) asked for before the engine was ready
@@ -525,7 +526,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.worker.reset()
 
     def step_back(self, seconds=0.1):
-        """While paused: go back to the recorded state ``seconds`` earlier (every step is recorded);
+        """While paused: go back to the recorded state ``seconds`` earlier (a sample every 1 ms);
         the later samples are dropped and the next steps replace them. While the timeline's cursor
         is back in the history, the cursor moves back instead (app/timeline.py)."""
         w = self.worker
@@ -577,6 +578,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------ the frame
     def _frame(self):
+        now = time.perf_counter()
+        if self.worker is not None and self._frame_at is not None:
+            self.worker.gui_frame(now - self._frame_at)      # a slow frame shrinks the physics' budget
+        self._frame_at = now
         try:
             self._frame_body()
         except Exception as exc:        # a drawing fault must not stop the window (or spam it)
@@ -640,6 +645,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _labels(self, snap):
         self.time_label.setText(f"t = {snap.t:.3f} s")
+        self.plots.set_sampling(snap.dt, self.worker.sample_interval)
         self._show_state(snap)
         self.act_run.setText("Pause" if snap.running else "Run")
         if not snap.running:

@@ -5,6 +5,8 @@ the curves are decimated (min/max per pixel column, so peaks survive) only for d
 plots log10 of the magnitudes (the drift meter spans decades)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PyQt6 import QtCore, QtGui, QtWidgets
@@ -95,6 +97,7 @@ class PlotPanel(QtWidgets.QWidget):
         self.window = 10.0
         self.paused = False
         self._dirty = False
+        self.sampling = ""        # how the samples are spaced when not every step ("every 1 ms (1 step in 10)")
         lay = QtWidgets.QHBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         left = QtWidgets.QVBoxLayout()
@@ -396,6 +399,17 @@ class PlotPanel(QtWidgets.QWidget):
                 self.recorder.append(b)
             self._dirty = True
 
+    def set_sampling(self, dt, interval):
+        """Say in the count label when the samples are not every step: while running, the window
+        records one sample per ``interval`` of sim time (``samplerows.SAMPLE_INTERVAL``)."""
+        stride = max(1, math.ceil(interval / dt - 0.5)) if interval > 0 and dt > 0 else 1
+        text = "" if stride == 1 else f"every {interval * 1e3:g} ms (1 step in {stride})"
+        if text != self.sampling:
+            self.sampling = text
+            self.count_label.setToolTip("while running, one sample per millisecond of simulated time: every step "
+                                        "when dt >= 1 ms; a single step (S) is always recorded" if text else "")
+            self._dirty = True
+
     def clear(self):
         if self.recorder is not None:
             self.recorder.clear()
@@ -474,7 +488,8 @@ class PlotPanel(QtWidgets.QWidget):
         self._dirty = False
         rec = self.recorder
         t_end = rec.last_time()
-        self.count_label.setText(f"{rec.total} samples" + ("" if t_end is None else f", newest at t = {t_end:.3f} s"))
+        self.count_label.setText(f"{rec.total} samples" + (f" {self.sampling}" if self.sampling else "")
+                                 + ("" if t_end is None else f", newest at t = {t_end:.3f} s"))
         if t_end is None:
             for it in self.curves.values():
                 it.setData([], [])

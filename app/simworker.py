@@ -4,12 +4,13 @@ The GUI talks to it through ``post`` (commands, queued and applied between steps
 ``simulate`` does with its pending actions) and reads from it:
 - ``snapshot()``: an immutable copy of the latest state (``app.snapshot.Snapshot``, taken under a
   lock, drawn after);
-- ``samples``: every step's sample, in blocks (``recorder.SampleQueue``), never dropped;
+- ``samples``: one sample row per ``sample_interval`` of sim time (every step at dt >= 1 ms; a
+  single step always), in blocks (``recorder.SampleQueue``), never dropped;
 - ``events``: faults and notices (divergence, errors), each (kind, message).
 
 This module holds the thread and its commands; the jobs are split by module: ``pacing`` (sim time
 follows wall time x speed, within a frame budget), ``samplerows`` (the stepping loop and the sample
-row of every step, closed-loop columns included), ``snapshot`` (what the GUI draws).
+rows, closed-loop columns included), ``snapshot`` (what the GUI draws).
 
 True readouts: while paused, every command batch ends with the simulator's hybrid dynamics
 evaluated at the current state (``Simulator.evaluate``), so a and tau (and lambda) in the snapshot
@@ -39,9 +40,9 @@ import numpy as np
 from .drag import DragSpring, ik_mask, point_jacobian
 from .contactsim import ContactState
 from .inputs import Controller
-from .pacing import BUDGET, Pacer
+from .pacing import Pacer
 from .recorder import SampleLayout, SampleQueue
-from .samplerows import StepRows
+from .samplerows import SAMPLE_INTERVAL, StepRows
 from .snapshot import Snapshot, take_snapshot
 from .teaching import TeachingProbe
 
@@ -73,7 +74,7 @@ class SimWorker:
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
     def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim",
-                 ground=None, joint_limits=None):
+                 ground=None, joint_limits=None, sample_interval=SAMPLE_INTERVAL):
         self.e = engine
         self.model = model.clone()          # only this thread uses it
         # its own constraint objects: switching one off here must not touch the GUI's model
@@ -96,7 +97,7 @@ class SimWorker:
         self.want_teaching = False           # set by the GUI: Kim's quantities, the equation terms
         self.want_trace = False              # set by the GUI: the step-by-step trace (while paused)
         self._teaching = TeachingProbe()
-        self.rows = StepRows(engine, self.model, self.sim, self.layout, self.samples)
+        self.rows = StepRows(engine, self.model, self.sim, self.layout, self.samples, sample_interval)
         self._commands = queue.SimpleQueue()
         self._wake = threading.Event()
         self._lock = threading.Lock()
@@ -287,6 +288,16 @@ class SimWorker:
     def drag_end(self):
         self.post(lambda w: w._drag_end())
 
+    def gui_frame(self, interval):
+        """The GUI's last frame interval (s): a slow one shrinks the physics' batch budget
+        (``pacing.Pacer.batch_budget``). Called by the GUI thread at every frame."""
+        self.pacer.gui_frame = float(interval)
+
+    @property
+    def sample_interval(self):
+        """Sim time between two sample rows while running (0: every step)."""
+        return self.rows.sample_interval
+
     def snapshot(self) -> Snapshot:
         with self._lock:
             return self._snapshot
@@ -344,11 +355,13 @@ class SimWorker:
             pass
 
     def _batch(self):
-        """Step while sim time lags wall time x speed, at most BUDGET; returns how long to wait."""
+        """Step while sim time lags wall time x speed, within the pacer's budget (at most BUDGET);
+        returns how long to wait."""
         sim, pacer = self.sim, self.pacer
+        budget = pacer.batch_budget()
         now = time.perf_counter()
         target = pacer.target(now, sim.t, sim.dt)
-        n, hit_budget = self._steps_until(target, now + BUDGET)
+        n, hit_budget = self._steps_until(target, now + budget)
         end = time.perf_counter()
         self.thread_cpu = time.thread_time()     # CPU seconds this thread has used (for benchmarks)
         wait = pacer.finished(end, target, sim.t, sim.dt, n, hit_budget)
@@ -364,7 +377,8 @@ class SimWorker:
         steps0 = sim.steps
         try:
             k, hit = self.rows.steps_until(target, deadline, max_steps, drag=drag, watched=self.watched_joint,
-                                           rtf=self.pacer.rtf, fill=self.contact.fill)
+                                           rtf=self.pacer.rtf, fill=self.contact.fill,
+                                           stepped=self.contact.stepped)
         except self.e.SimulationDiverged as exc:
             self._fault(self._diverged_message(exc))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
@@ -463,6 +477,8 @@ class SimWorker:
         self.sim.reset()
         self.controller.recapture(self.sim.q)
         self.samples.put("clear")
+        self.rows.rows_written = 0          # counted as the plots' recorder counts (it clears too)
+        self.rows.last_row_t = None         # the first step from the start is a sample again
         self.pacer.resync()
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
 

@@ -255,7 +255,8 @@ def test_range_validator():
 
 
 def test_worker_that_cannot_keep_up_runs_slower_and_says_so(eng, mods):
-    from app.simworker import SimWorker, BUDGET
+    from app.simworker import SimWorker
+    from app.pacing import BUDGET
     pend, _ = mods
     # 1e-5 s steps at 4x real time would need 400 000 steps per second: impossible here
     w = SimWorker(eng, pend, dt=1e-5, q0=np.array([1.0, 0.0]))
