@@ -19,6 +19,7 @@ from .shapes import core_support, dot3, cross3
 
 GJK_MAX_ITER = 128
 GJK_REL_TOL = 1e-14     # stop when |v|^2 - v.w <= tol |v|^2: the distance is then exact to ~tol |v|
+GJK_ABS_TOL = 1e-14     # or when the distance can fall by less than tol (1 + |w|)
 EPA_MAX_VERTS = 256
 EPA_MAX_FACES = 2 * EPA_MAX_VERTS
 EPA_TOL = 1e-11         # stop when the support beyond the nearest face gains less than this (times scale)
@@ -113,6 +114,17 @@ def _face_sides(W, f):
 
 
 @njit(cache=True)
+def _flat(W):
+    """A tetrahedron whose volume is rounding next to its edges' scale (6 V <= 1e-12 l^3)."""
+    ux, uy, uz = W[1, 0] - W[0, 0], W[1, 1] - W[0, 1], W[1, 2] - W[0, 2]
+    vx, vy, vz = W[2, 0] - W[0, 0], W[2, 1] - W[0, 1], W[2, 2] - W[0, 2]
+    wx, wy, wz = W[3, 0] - W[0, 0], W[3, 1] - W[0, 1], W[3, 2] - W[0, 2]
+    vol = abs(ux * (vy * wz - vz * wy) - uy * (vx * wz - vz * wx) + uz * (vx * wy - vy * wx))
+    l2 = max(ux * ux + uy * uy + uz * uz, max(vx * vx + vy * vy + vz * vz, wx * wx + wy * wy + wz * wz))
+    return vol <= 1e-12 * l2 * np.sqrt(l2)
+
+
+@njit(cache=True)
 def _reduce(W, SA, SB, n, lam, v, scr):
     """Replace the simplex W[0:n] by the sub-simplex supporting its point closest to the origin;
     v = that point, lam its barycentrics. Returns the new size (4: the origin is inside).
@@ -139,30 +151,34 @@ def _reduce(W, SA, SB, n, lam, v, scr):
         mask = _closest_triangle(W, 0, 1, 2, lam3)
         n = _keep(W, SA, SB, mask, lam3, lam, 0, 1, 2, scr)
     else:
+        # inside when no face has the origin beyond it and the tetrahedron is not flat (a flat one,
+        # as when the last support lies in the plane of a face, makes the side tests rounding);
+        # outside, the closest point is the nearest of the four faces' closest points
+        inside = True
+        for f in range(4):
+            if _face_sides(W, f) < 0.0:
+                inside = False
+        if inside and not _flat(W):
+            return 4
         best = np.inf
         bmask = 0
         bf = 0
-        inside = True
         for f in range(4):
-            if _face_sides(W, f) < 0.0:      # the origin lies beyond this face
-                inside = False
-                ia = (f + 1) % 4
-                ib = (f + 2) % 4
-                ic = (f + 3) % 4
-                mask = _closest_triangle(W, ia, ib, ic, lam3)
-                dd = 0.0
-                for k in range(3):
-                    q = lam3[0] * W[ia, k] + lam3[1] * W[ib, k] + lam3[2] * W[ic, k]
-                    dd += q * q
-                if dd < best:
-                    best = dd
-                    bmask = mask
-                    bf = f
-                    blam[0] = lam3[0]
-                    blam[1] = lam3[1]
-                    blam[2] = lam3[2]
-        if inside:
-            return 4
+            ia = (f + 1) % 4
+            ib = (f + 2) % 4
+            ic = (f + 3) % 4
+            mask = _closest_triangle(W, ia, ib, ic, lam3)
+            dd = 0.0
+            for k in range(3):
+                q = lam3[0] * W[ia, k] + lam3[1] * W[ib, k] + lam3[2] * W[ic, k]
+                dd += q * q
+            if dd < best:
+                best = dd
+                bmask = mask
+                bf = f
+                blam[0] = lam3[0]
+                blam[1] = lam3[1]
+                blam[2] = lam3[2]
         n = _keep(W, SA, SB, bmask, blam, lam, (bf + 1) % 4, (bf + 2) % 4, (bf + 3) % 4, scr)
     for k in range(3):
         s = 0.0
@@ -211,15 +227,18 @@ def gjk(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, W, SA, SB, out):
         v[0] = 1.0
     n = 0
     status = 1
+    best = np.inf
     for it in range(GJK_MAX_ITER):
         d[0] = -v[0]
         d[1] = -v[1]
         d[2] = -v[2]
         _support_pair(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, d, W, SA, SB, n, tmp, dl)
         vv = dot3(v, v)
-        if n > 0 and vv - dot3(v, W[n]) <= GJK_REL_TOL * vv:
-            status = 0
-            break
+        if n > 0:
+            g = vv - dot3(v, W[n])     # |v| g is how much the distance can still fall
+            if g <= GJK_REL_TOL * vv or g <= GJK_ABS_TOL * (1.0 + np.sqrt(dot3(W[n], W[n]))) * np.sqrt(vv):
+                status = 0
+                break
         dup = False
         for i in range(n):
             if W[i, 0] == W[n, 0] and W[i, 1] == W[n, 1] and W[i, 2] == W[n, 2]:
@@ -230,19 +249,28 @@ def gjk(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, W, SA, SB, out):
         n = _reduce(W, SA, SB, n + 1, lam, v, scr)
         if n == 4:
             return 4, 0
-        if dot3(v, v) <= 1e-30 * (1.0 + dot3(W[0], W[0])):
+        nv = dot3(v, v)
+        if nv <= 1e-30 * (1.0 + dot3(W[0], W[0])):
             return n, 0          # the origin is on the simplex: touching or overlapping
-    # witnesses from the barycentrics of the closest point
+        if nv >= best:
+            status = 0           # no progress (rounding in a flat simplex): the best point stands
+            break
+        best = nv
+        # the witnesses of the best point so far, from its barycentrics
+        for k in range(3):
+            a = 0.0
+            b = 0.0
+            for i in range(n):
+                a += lam[i] * SA[i, k]
+                b += lam[i] * SB[i, k]
+            out[1 + k] = a
+            out[4 + k] = b
+    dist = 0.0
     for k in range(3):
-        a = 0.0
-        b = 0.0
-        for i in range(n):
-            a += lam[i] * SA[i, k]
-            b += lam[i] * SB[i, k]
-        out[1 + k] = a
-        out[4 + k] = b
-    dist = np.sqrt(dot3(v, v))
+        out[7 + k] = out[4 + k] - out[1 + k]
+        dist += out[7 + k] * out[7 + k]
+    dist = np.sqrt(dist)
     out[0] = dist
     for k in range(3):
-        out[7 + k] = -v[k] / dist
+        out[7 + k] /= dist
     return -1, status

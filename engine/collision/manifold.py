@@ -77,8 +77,15 @@ def support_feature(kind, size, verts, R, p, u, F):
             else:
                 x[2] = size[1] * (1.0 if ul[2] >= 0.0 else -1.0)
             pose_point(R, p, x, F[e])
+        # the radius along u, or along u's part across the axis for a side (on the surface)
+        w = u.copy()
+        if ends == 2:
             for k in range(3):
-                F[e, k] += size[0] * u[k]
+                w[k] -= ul[2] * R[k, 2]
+            w /= np.sqrt(w @ w)
+        for e in range(ends):
+            for k in range(3):
+                F[e, k] += size[0] * w[k]
         return ends
     if kind == CYLINDER:
         rho = np.sqrt(ul[0] * ul[0] + ul[1] * ul[1])
@@ -277,10 +284,11 @@ def pair_manifold(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, margin, pts, depth, no
         else:
             Ref, kr, Inc, ki = FB, kb, FA, ka
         kc = _clip_to_reference(Ref, kr, Inc, ki, n, Cl)
-        # the reference plane: through Ref[0], across n (a face) or containing the segment
+        m = _reference_normal(Ref, kr, n)
+        mn = m @ n
         for i in range(kc):
             x = Cl[i]
-            t = (Ref[0] - x) @ n           # moves x along n onto the reference's support plane
+            t = (m @ (Ref[0] - x)) / mn        # along n onto the reference's plane
             y = x + t * n
             if ref_is_a:
                 a, b = y, x
@@ -304,6 +312,28 @@ def pair_manifold(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, margin, pts, depth, no
         pts[i, 3:6] = PB[i]
         depth[i] = dep[i]
     return k
+
+
+@njit(cache=True)
+def _reference_normal(Ref, kr, n):
+    """The plane of the reference feature: a polygon's own normal (Newell's, towards n), or for a
+    segment the plane through it closest to across n."""
+    m = np.zeros(3)
+    if kr >= 3:
+        for i in range(kr):
+            a = Ref[i]
+            b = Ref[(i + 1) % kr]
+            m[0] += (a[1] - b[1]) * (a[2] + b[2])
+            m[1] += (a[2] - b[2]) * (a[0] + b[0])
+            m[2] += (a[0] - b[0]) * (a[1] + b[1])
+    else:
+        e = Ref[1] - Ref[0]
+        e /= np.sqrt(e @ e)
+        m = n - (n @ e) * e
+    m /= np.sqrt(m @ m)
+    if m @ n < 0.0:
+        m = -m
+    return m
 
 
 @njit(cache=True)

@@ -108,3 +108,19 @@ def pair_distance(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, out):
     st = _ordered(kB, sB, vB, RB, pB, kA, sA, vA, RA, pA, out)
     swap_result(out)
     return st
+
+
+@njit(cache=True)
+def pairs_distance(kinds, sizes, verts, vstart, vcount, R, p, pairs, out):
+    """The narrow phase over the broad phase's candidate pairs: for pair q = (i, j) of N shapes
+    (shape i: kinds[i], sizes[i], hull verts[vstart[i]:vstart[i] + vcount[i]], pose R[i], p[i]),
+    out[q] = pair_distance of (i, j). Returns how many pairs ended with a non-zero status."""
+    bad = 0
+    for q in range(pairs.shape[0]):
+        i = pairs[q, 0]
+        j = pairs[q, 1]
+        st = pair_distance(kinds[i], sizes[i], verts[vstart[i]:vstart[i] + vcount[i]], R[i], p[i],
+                           kinds[j], sizes[j], verts[vstart[j]:vstart[j] + vcount[j]], R[j], p[j], out[q])
+        if st != 0:
+            bad += 1
+    return bad
