@@ -11,6 +11,14 @@ a broad phase (sweep and prune over bounding boxes with a pair filter).
 Kernels over plain arrays (for the contact solver): shapes.py (kinds, support, AABB), narrow.py
 (``pair_distance``), manifold.py (``pair_manifold``), broad.py (``sweep_and_prune``); srdf.py reads the
 ``<disable_collisions>`` pairs of an SRDF.
+
+Precision (tests/test_collision_narrow.py, thousands of seeded random pairs): the closed forms agree
+with coal to 1e-9 where coal has a closed form too (sphere pairs, capsule-capsule), to 2e-9 where
+coal iterates (box-box, capsule-box), and the support functions certify them to 1e-11. GJK/EPA:
+distances agree with the definition -min_u (h_A(u) + h_B(-u)) to 1e-6 (measured 8e-8), exactly
+to rounding on polytopes; with a cylinder or capsule the normal and witnesses are good to ~1e-5
+(measured 8e-6), and for curved shapes nearly touching (under ~1 cm) the GJK normal is only as good
+as sqrt(2 (|v| - d) / d), as coal's is, while the distance stays exact.
 """
 from .api import (Shape, Sphere, Box, Capsule, Cylinder, Convex, Distance, Manifold, distance,
                   contacts, aabb)

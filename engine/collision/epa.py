@@ -236,20 +236,10 @@ def _face_witness(V, VA, VB, F, FN, FD, f, out):
         lb = (d11 * d20 - d01 * d21) / den
         lc = (d00 * d21 - d01 * d20) / den
     la = 1.0 - lb - lc
-    # the normal and depth from the witnesses themselves, so pB = pA - depth n holds to rounding
-    # even on a sliver face, whose computed normal is the less accurate of the two
-    q2 = 0.0
+    # the face's normal and distance are EPA's converged quantities; the witness on B is put at
+    # pA - depth n (the barycentric one differs by the rounding of a sliver face's plane)
     for k in range(3):
         out[1 + k] = la * VA[a, k] + lb * VA[b, k] + lc * VA[c, k]
-        out[4 + k] = la * VB[a, k] + lb * VB[b, k] + lc * VB[c, k]
-        out[7 + k] = out[1 + k] - out[4 + k]
-        q2 += out[7 + k] * out[7 + k]
-    qn = np.sqrt(q2)
-    if qn > 1e-12 * (1.0 + abs(depth)) and qn > 0.5 * depth:
-        for k in range(3):
-            out[7 + k] /= qn
-        out[0] = -qn
-    else:
-        for k in range(3):
-            out[7 + k] = FN[f, k]
-        out[0] = -depth
+        out[7 + k] = FN[f, k]
+        out[4 + k] = out[1 + k] - depth * FN[f, k]
+    out[0] = -depth

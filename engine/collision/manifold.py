@@ -345,3 +345,19 @@ def _crossing(FA, FB, n):
     eb -= (eb @ n) * n
     c = np.cross(ea, eb)
     return np.sqrt(c @ c) > FEATURE_SIN * np.sqrt((ea @ ea) * (eb @ eb))
+
+
+@njit(cache=True)
+def pairs_manifold(kinds, sizes, verts, vstart, vcount, R, p, pairs, margin, pts, depth, normal, count):
+    """pair_manifold over the broad phase's candidate pairs (shapes as in narrow.pairs_distance):
+    pair q's points in pts[q, 0:count[q]] (rows: point on A, point on B), depth[q], normal[q].
+    Returns the total number of contact points."""
+    total = 0
+    for q in range(pairs.shape[0]):
+        i = pairs[q, 0]
+        j = pairs[q, 1]
+        count[q] = pair_manifold(kinds[i], sizes[i], verts[vstart[i]:vstart[i] + vcount[i]], R[i], p[i],
+                                 kinds[j], sizes[j], verts[vstart[j]:vstart[j] + vcount[j]], R[j], p[j],
+                                 margin, pts[q], depth[q], normal[q])
+        total += count[q]
+    return total
