@@ -17,7 +17,7 @@ import numba
 
 # the files that define compiled code or the record layouts it reads
 KERNEL_SOURCES = ("_inliner.py", "spatial.py", "joints.py", "layout.py", "algorithms/*.py", "steploop.py", "loopkernels.py",
-                  "poses.py", "batch.py", "contactkernels.py")
+                  "poses.py", "batch.py", "contactkernels.py", "collision/*.py")
 
 
 # written into the cache directory by engine.warmup once every kernel is in it (app/gui.py reads it
