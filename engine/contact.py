@@ -412,3 +412,30 @@ class ContactGeometry:
                     nl[ax] = 1.0 if x[ax] >= 0 else -1.0
                     out.append((ba, bb, corners[ci], Wb_R @ nl, float(gap[ax]), (sa, sb, int(ci))))
         return out
+
+
+def contact_body_wrenches(model, q, bodies, points, forces, others=None):
+    """{body name: wrench (moment about the body origin, force), body frame}: the contact forces of
+    a step as ``f_ext`` (what ``inverse_dynamics`` and ``forward_dynamics`` take), summed per body.
+    bodies: (k,) body indices, 1-based (0: the ground, skipped); points (k, 3) and forces (k, 3) in
+    the world frame (the force on ``bodies[i]``); others: None, or (k,) indices of the other body of
+    each contact, which is pushed back with -force. One forward-kinematics call for all of them."""
+    k = len(bodies)
+    if k == 0:
+        return {}
+    from .api import body_poses
+    T = body_poses(model, q)
+    names = model.body_names
+    out = {}
+    pairs = [(bodies, 1.0)] if others is None else [(bodies, 1.0), (others, -1.0)]
+    for idx, sign in pairs:
+        for i in range(k):
+            b = int(idx[i])
+            if b <= 0:
+                continue
+            R, o = T[b - 1, :3, :3], T[b - 1, :3, 3]
+            f = sign * np.asarray(forces[i], dtype=float)
+            w = np.concatenate((R.T @ np.cross(np.asarray(points[i], dtype=float) - o, f), R.T @ f))
+            name = names[b - 1]
+            out[name] = out[name] + w if name in out else w
+    return out

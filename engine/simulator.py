@@ -76,7 +76,7 @@ import numpy as np
 
 from .layout import PYTHON_STEP, UNILATERAL_STEP
 from .api import (forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy,
-                  body_velocities)
+                  body_velocities, inverse_dynamics)
 from .constrained import project_constraints, baumgarte_gains, _forward_python, _hybrid_python
 from .constraints import active_constraints, constraint_residual, constraint_system
 from .algorithms.liegroup import dexp_inv_into, state_bounded, LIMIT
@@ -84,7 +84,7 @@ from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailu
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
 from .stepping import StepLoop
-from .contact import Contact, contact_arrays
+from .contact import Contact, contact_arrays, contact_body_wrenches
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
@@ -519,6 +519,79 @@ class Simulator:
             tau = np.where(self.prescribed, tau + self._damping * v, tau_cmd)
         return a, tau, lam
 
+    def _settle_tau(self, record=None):
+        """After a step with the ground or joint limits on: the torques of the acceleration-prescribed
+        joints as the inverse dynamics of the step's own motion, at the state it started from,
+
+            tau = ID(q_prev, v_prev, a, f_ext + the contact wrenches) - A^T lam - limit_forces + d v_prev
+
+        (the contact forces and limit torques of the step, the loops' multipliers ``lam``, damping
+        d v a passive torque the motor overcomes). The step's solve gives the contact impulses; the
+        motors of prescribed joints supply, besides the contact's direct push (J^T lambda), the
+        inertial coupling M_pu (a - a_free)_u of the other joints' change of motion, which the
+        hybrid torque of the free motion (computed before the contacts act) leaves out: for a
+        humanoid standing on the ground with its joints held, the free motion is the whole robot
+        falling, and its knees' torque missed the gravity the ground takes back.
+        A joint a stop holds (``blocked``) keeps the motor torque its prescription asks; its stop
+        takes the rest, limit_forces = ID(...) - A^T lam + d v - tau there.
+        record: the rows (t, q, v, a, tau) of the compiled run that ended with this step: its last
+        row is this step's, the others are settled by ``_settle_rows``."""
+        pres = self.prescribed
+        if not np.any(pres):
+            return
+        model = self.model
+        if record is not None and len(record[0]) > 1:
+            self._settle_rows(record)
+        q, v, a = self.q_prev, self.v_prev, self.a
+        if self._contacts is not None:
+            cs = self._contacts
+            index = model.body_index
+            bodies = [index(c.body) for c in cs]
+            others = [0 if c.other in (None, "ground", "world") else index(c.other) for c in cs]
+            points, forces = [c.point for c in cs], [c.force for c in cs]
+        else:
+            bodies, points, _, forces, _ = self._contact_arrays
+            others = None
+        f_all = contact_body_wrenches(model, q, bodies, points, forces, others)
+        for name, w in (self.f_ext or {}).items():
+            f_all[name] = f_all[name] + np.asarray(w, dtype=float) if name in f_all else w
+        need = inverse_dynamics(model, q, v, a, f_all or None)
+        lam = self.lam
+        if lam is not None and np.size(lam):
+            _, A, _, _ = constraint_system(model, q, v, active_constraints(model))
+            need -= A.T @ lam
+        if self._has_damping:
+            need += self._damping * v
+        free = pres & ~self.blocked
+        tau = np.array(self.tau, dtype=float)
+        tau[free] = need[free] - self.limit_forces[free]
+        self.tau = tau
+        if self.blocked.any():
+            lf = np.array(self.limit_forces, dtype=float)
+            lf[self.blocked] = need[self.blocked] - tau[self.blocked]
+            self.limit_forces = lf
+        if record is not None and len(record[0]):
+            record[4][-1] = tau
+
+    def _settle_rows(self, record):
+        """The rows of a compiled run but its last (the kernel keeps no contact forces of the rows
+        before): each row's prescribed torques corrected by the inertial coupling the step's solve
+        left out, tau_p += (M (a - a_free))_p, with a_free the hybrid dynamics of the row's state
+        and inputs (the row's a on the prescribed coordinates, its tau on the others: the torque
+        the step was given) before any contact or limit acts. That is the same tau as
+        ``_settle_tau``'s inverse dynamics with the step's contact wrenches (the kernel's torque is
+        the hybrid torque of a_free less the constraints' direct push, J^T lambda / h); a smooth
+        step (a = a_free) is left as it is. Two dynamics calls per row."""
+        from .api import mass_matrix
+        rec_q, rec_v, rec_a, rec_tau = record[1], record[2], record[3], record[4]
+        pres = np.asarray(self.prescribed, dtype=bool)
+        for i in range(len(record[0]) - 1):
+            q, v, a = rec_q[i], rec_v[i], rec_a[i]
+            a_free, _, _ = self._accel(q, v, np.where(pres, a, 0.0), np.where(pres, 0.0, rec_tau[i]))
+            da = a - a_free
+            if np.any(da):
+                rec_tau[i, pres] += (mass_matrix(self.model, q) @ da)[pres]
+
     def _inputs(self):
         laws = self._inputs_laws
         if self.controller is None and laws is not None and not laws.is_zero():
@@ -582,6 +655,9 @@ class Simulator:
                 if span > 0:
                     rec = None if record is None else tuple(r[k:] for r in record)
                     done, python_step = uni.run_compiled(self, span, rec, packed)
+                    if done:
+                        self._settle_tau(None if rec is None else (rec[0][:done], rec[1][:done],
+                                                                   rec[2][:done], rec[3][:done], rec[4][:done]))
                     k += done
                     if not python_step:
                         continue
@@ -725,6 +801,8 @@ class Simulator:
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
         self.q, self.v = q_new, v_new
         self.a, self.tau, self.lam = a1, tau1, lam1
+        if uni is not None:
+            self._settle_tau()
         self.work += dW[0]
         self.dissipated += dW[1]
         self.external_work += dW[2]
