@@ -433,12 +433,17 @@ class Simulator:
             self.step(1)
             out = (self.a.copy(), self.tau.copy(), np.array(self.lam, dtype=float), list(self.contacts),
                    np.array(self.limit_forces, dtype=float), np.array(self.blocked, dtype=bool))
+            # the inputs the trial step used (input laws evaluated at this state), kept with a and tau:
+            # the ones left from the last step belong to the state before (as the smooth path's
+            # _inputs() sets them too)
+            cmds = (np.array(self.a_cmd, dtype=float), np.array(self.tau_cmd, dtype=float))
         finally:
             for k, (x, data) in saved.items():       # every array put back in place (others may hold it)
                 if data is not None and x.flags.writeable:
                     x[...] = data
                 vars(self)[k] = x
         self.a, self.tau, self.lam, self.contacts, self.limit_forces, self.blocked = out
+        self.a_cmd, self.tau_cmd = cmds
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
         return self.a, self.tau
 
