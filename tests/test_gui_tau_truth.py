@@ -174,3 +174,44 @@ def test_arm7_joint_on_its_stop_readouts_equal_the_engine(qtbot, window):
     check_joint(win, model, snap, "joint4", ref)
     assert win.worker.sim.tau[k4] == pytest.approx(ref[k4], rel=1e-9, abs=1e-9)
     shot(win, "arm7-joint2-on-its-stop")
+
+
+def test_held_floating_base_shows_its_six_wrench_components(qtbot, window):
+    """A floating base held in the air ("hold still", as the window holds it without a ground): its
+    readout is the wrench that holds it, moment and force in its body frame, every component. Known
+    answer at rest with the arm hanging: f = (0, 0, m g) for the whole weight, m = c_base x (0, 0,
+    m_base g) about the base origin (the arm's weight acts through it)."""
+    import engine
+    from engine.visuals import Shape
+    g = 9.81
+    b = engine.ModelBuilder("held_base")
+    b.add_body("base", parent="world", joint=engine.Free(), joint_name="root_joint",
+               placement=engine.pose(p=(0, 0, 1.0)), inertia=engine.Inertia(2.0, (0.1, 0, 0), np.eye(3) * 0.02))
+    b.add_body("arm", parent="base", joint=engine.Revolute((0, 1, 0)), joint_name="joint1",
+               placement=engine.pose(p=(0, 0, 0)), inertia=engine.Inertia(1.0, (0, 0, -0.2), np.eye(3) * 0.01))
+    b.visuals.append(Shape("box", "base", 1, np.eye(4), size=np.array([0.3, 0.2, 0.1]),
+                           color=np.array([0.2, 0.4, 0.8, 1.0])))
+    b.visuals.append(Shape("box", "arm", 2, engine.pose(p=(0, 0, -0.2)), size=np.array([0.05, 0.05, 0.4]),
+                           color=np.array([0.9, 0.5, 0.1, 1.0])))
+    model = b.build()
+    win = window
+    win.resize(1280, 800)
+    win.set_model(model)
+    qtbot.waitUntil(lambda: win.view.isExposed() and len(win.view.frame_times) > 0, timeout=10000)
+    press(qtbot, win, QtCore.Qt.Key.Key_Space)
+    snap = wait_snapshot(qtbot, win, lambda s: not s.running)
+    root = win.model.joints[0]
+    assert snap.prescribed[root.idx_v]                    # held: "hold still"
+    qtbot.waitUntil(lambda: "needs f" in win.joints.rows["root_joint"].readout.text(), timeout=5000)
+    lines = win.joints.rows["root_joint"].readout.text().split("\n")
+    assert len(lines) == 2 and lines[0].startswith("needs m") and lines[0].endswith("N·m")
+    assert lines[1].startswith("needs f") and lines[1].endswith(" N")
+    m_shown = [float(x) for x in re.findall(NUMBER + r"(?= )", lines[0])]
+    f_shown = [float(x) for x in re.findall(NUMBER + r"(?= )", lines[1])]
+    assert len(m_shown) == 3 and len(f_shown) == 3
+    np.testing.assert_allclose(f_shown, [0.0, 0.0, 3.0 * g], atol=6e-4)
+    np.testing.assert_allclose(m_shown, np.cross([0.1, 0, 0], [0, 0, 2.0 * g]), atol=6e-4)
+    tip = win.joints.rows["root_joint"].readout.toolTip()
+    assert "body frame" in tip and "state shown" in tip
+    win.joints_dock.raise_()
+    shot(win, "held-floating-base")
