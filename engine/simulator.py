@@ -119,8 +119,11 @@ class Simulator:
     """Simulate a model: ``sim = Simulator(model, dt=1e-3, integrator="rk4"); sim.step(1000)``.
 
     State: ``t``, ``q`` (nq), ``v`` (nv). After a step, ``a`` and ``tau`` hold the accelerations
-    and the joint torques at the start of that step (for acceleration-prescribed joints the torque
-    hybrid dynamics computed, damping included: what a motor must supply).
+    and the joint torques at the start of that step (``t_prev``, ``q_prev``, ``v_prev``; after
+    ``evaluate()`` the current state). For an acceleration-prescribed joint ``tau`` is what its motor
+    supplies, damping included: ID(q_prev, v_prev, a, f_ext + the step's contact wrenches)
+    - A^T lam - limit_forces + d v_prev, equal to ``engine.inverse_dynamics`` given the ground's
+    wrenches (``_settle_tau``).
     Limits: ``limit_forces`` (nv, the torque or force each stop exerted at the last step) and
     ``blocked`` (nv bools: the acceleration-prescribed coordinates whose prescription a stop
     overrode at the last step; the stop wins, see the module text).
@@ -551,6 +554,12 @@ class Simulator:
         model = self.model
         if record is not None and len(record[0]) > 1:
             self._settle_rows(record)
+        if self._contacts is not None:
+            touching = len(self._contacts) > 0
+        else:
+            touching = len(self._contact_arrays[0]) > 0
+        if not (touching or np.any(self.limit_forces) or np.any(self.blocked) or self._stepper.free):
+            return       # no impulse acted and no free root's frame turned: the step's torque is exact
         q, v, a = self.q_prev, self.v_prev, self.a
         if self._contacts is not None:
             cs = self._contacts
