@@ -76,7 +76,7 @@ import numpy as np
 
 from .layout import PYTHON_STEP, UNILATERAL_STEP
 from .api import (forward_dynamics, hybrid_dynamics, integrate, kinetic_energy, potential_energy,
-                  body_velocities, inverse_dynamics)
+                  body_velocities)
 from .constrained import project_constraints, baumgarte_gains, _forward_python, _hybrid_python
 from .constraints import active_constraints, constraint_residual, constraint_system
 from .algorithms.liegroup import dexp_inv_into, state_bounded, LIMIT
@@ -84,12 +84,12 @@ from .errors import InputError, SimulationDiverged, NumericalOverflow, LoopFailu
 from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
 from .stepping import StepLoop
-from .contact import Contact, contact_arrays, contact_body_wrenches
+from .contact import Contact, contact_arrays
+from .motor_torque import settle, settle_buffer, SETTLE_ROWS
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
 LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
-SETTLE_ROWS = 256          # steps per compiled unilateral call when prescribed torques must be settled
 
 # Whether step() may run the compiled step loops (engine.steploop, engine.contactkernels). Always,
 # but for the window's first start on an empty kernel cache (app/gui.py): there the simulation runs
@@ -123,7 +123,7 @@ class Simulator:
     ``evaluate()`` the current state). For an acceleration-prescribed joint ``tau`` is what its motor
     supplies, damping included: ID(q_prev, v_prev, a, f_ext + the step's contact wrenches)
     - A^T lam - limit_forces + d v_prev, equal to ``engine.inverse_dynamics`` given the ground's
-    wrenches (``_settle_tau``).
+    wrenches (``engine.motor_torque``).
     Limits: ``limit_forces`` (nv, the torque or force each stop exerted at the last step) and
     ``blocked`` (nv bools: the acceleration-prescribed coordinates whose prescription a stop
     overrode at the last step; the stop wins, see the module text).
@@ -529,100 +529,9 @@ class Simulator:
         return a, tau, lam
 
     def _settle_tau(self, record=None):
-        """After a step with the ground or joint limits on: the torques of the acceleration-prescribed
-        joints as the inverse dynamics of the step's own motion, at the state it started from,
-
-            tau = ID(q_prev, v_prev, a, f_ext + the contact wrenches) - A^T lam - limit_forces + d v_prev
-
-        (the contact forces and limit torques of the step, the loops' multipliers ``lam``, damping
-        d v a passive torque the motor overcomes). The step's solve gives the contact impulses; the
-        motors of prescribed joints supply, besides the contact's direct push (J^T lambda), the
-        inertial coupling M_pu (a - a_free)_u of the other joints' change of motion, which the
-        hybrid torque of the free motion (computed before the contacts act) leaves out: for a
-        humanoid standing on the ground with its joints held, the free motion is the whole robot
-        falling, and its knees' torque missed the gravity the ground takes back.
-        A joint a stop holds (``blocked``) keeps the motor torque its prescription asks; its stop
-        takes the rest, limit_forces = ID(...) - A^T lam + d v - tau there. ``work`` is booked with
-        the torque settled (the step booked it with the one it had): with the free motion's torque,
-        arm7 with joint4 on a sine and joint2 on its stop drifted 64 J in 0.6 s from
-        kinetic + potential - work + dissipated (0.96 J settled, the step's first-order error).
-        record: the rows (t, q, v, a, tau) of the compiled run that ended with this step: its last
-        row is this step's, the others are settled by ``_settle_rows``."""
-        pres = self.prescribed
-        if not np.any(pres):
-            return
-        model = self.model
-        if record is not None and len(record[0]) > 1:
-            self._settle_rows(record)
-        if self._contacts is not None:
-            touching = len(self._contacts) > 0
-        else:
-            touching = len(self._contact_arrays[0]) > 0
-        if not (touching or np.any(self.limit_forces) or np.any(self.blocked) or self._stepper.free):
-            return       # no impulse acted and no free root's frame turned: the step's torque is exact
-        q, v, a = self.q_prev, self.v_prev, self.a
-        if self._contacts is not None:
-            cs = self._contacts
-            index = model.body_index
-            bodies = [index(c.body) for c in cs]
-            others = [0 if c.other in (None, "ground", "world") else index(c.other) for c in cs]
-            points, forces = [c.point for c in cs], [c.force for c in cs]
-        else:
-            bodies, points, _, forces, _ = self._contact_arrays
-            others = None
-        f_all = contact_body_wrenches(model, q, bodies, points, forces, others)
-        for name, w in (self.f_ext or {}).items():
-            f_all[name] = f_all[name] + np.asarray(w, dtype=float) if name in f_all else w
-        need = inverse_dynamics(model, q, v, a, f_all or None)
-        lam = self.lam
-        if lam is not None and np.size(lam):
-            _, A, _, _ = constraint_system(model, q, v, active_constraints(model))
-            need -= A.T @ lam
-        if self._has_damping:
-            need += self._damping * v
-        free = pres & ~self.blocked
-        tau = np.array(self.tau, dtype=float)
-        tau[free] = need[free] - self.limit_forces[free]
-        # the step booked the motors' work with the torque it had (semi-implicit: h tau . v at the start)
-        self.work += self.dt * float((tau - self.tau) @ v)
-        self.tau = tau
-        if self.blocked.any():
-            lf = np.array(self.limit_forces, dtype=float)
-            lf[self.blocked] = need[self.blocked] - tau[self.blocked]
-            self.limit_forces = lf
-        if record is not None and len(record[0]):
-            record[4][-1] = tau
-
-    def _settle_buffer(self):
-        """Rows (t, q, v, a, tau) for SETTLE_ROWS steps of the compiled unilateral step, kept."""
-        nq, nv = self.model.nq, self.model.nv
-        buf = getattr(self, "_settle_rec", None)
-        if buf is None or buf[1].shape[1] != nq or buf[2].shape[1] != nv:
-            n = SETTLE_ROWS
-            buf = (np.empty(n), np.empty((n, nq)), np.empty((n, nv)), np.empty((n, nv)), np.empty((n, nv)))
-            self._settle_rec = buf
-        return buf
-
-    def _settle_rows(self, record):
-        """The rows of a compiled run but its last (the kernel keeps no contact forces of the rows
-        before): each row's prescribed torques corrected by the inertial coupling the step's solve
-        left out, tau_p += (M (a - a_free))_p, with a_free the hybrid dynamics of the row's state
-        and inputs (the row's a on the prescribed coordinates, its tau on the others: the torque
-        the step was given) before any contact or limit acts. That is the same tau as
-        ``_settle_tau``'s inverse dynamics with the step's contact wrenches (the kernel's torque is
-        the hybrid torque of a_free less the constraints' direct push, J^T lambda / h); a smooth
-        step (a = a_free) is left as it is. Two dynamics calls per row."""
-        from .api import mass_matrix
-        rec_q, rec_v, rec_a, rec_tau = record[1], record[2], record[3], record[4]
-        pres = np.asarray(self.prescribed, dtype=bool)
-        for i in range(len(record[0]) - 1):
-            q, v, a = rec_q[i], rec_v[i], rec_a[i]
-            a_free, _, _ = self._accel(q, v, np.where(pres, a, 0.0), np.where(pres, 0.0, rec_tau[i]))
-            da = a - a_free
-            if np.any(da):
-                dtau = (mass_matrix(self.model, q) @ da)[pres]
-                rec_tau[i, pres] += dtau
-                self.work += self.dt * float(dtau @ v[pres])     # booked with the torque it had
+        """The motor torques of the last step (and of ``record``'s rows) settled:
+        ``engine.motor_torque.settle``."""
+        settle(self, record)
 
     def _inputs(self):
         laws = self._inputs_laws
@@ -690,7 +599,7 @@ class Simulator:
                     elif span > 1 and self.prescribed.any():
                         # rows of its own, so that every step's torque and work are settled
                         span = min(span, SETTLE_ROWS)
-                        rec = self._settle_buffer()
+                        rec = settle_buffer(self)
                     else:
                         rec = None
                     done, python_step = uni.run_compiled(self, span, rec, packed)
