@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -252,3 +253,31 @@ def test_energy_balance_books_the_motor_work_it_shows(step_kind, law):
     assert abs(drift) < 0.05 * abs(sim.work)
     if law == "constant":
         _check_ran(kind, runs)
+
+
+def test_contact_body_wrenches_agree_with_the_equation_modules(rng):
+    """engine.contact.contact_body_wrenches (the settling's, scalar arithmetic) against
+    engine.equation.contact_wrenches (frame_pose per contact): ground contacts and contacts between
+    two bodies (the other body pushed back), summed per body, at a random pose."""
+    from engine.contact import contact_body_wrenches
+    model = load_model("humanoid")
+    q = model.neutral()
+    q[:3] = rng.normal(size=3)
+    q[3:7] = rng.normal(size=4)
+    q[3:7] /= np.linalg.norm(q[3:7])
+    q[7:] = rng.uniform(-0.5, 0.5, size=model.nq - 7)
+    names = model.body_names
+    k = 7
+    bodies = rng.integers(1, len(names) + 1, size=k)
+    bodies[1] = bodies[0]                          # two contacts on one body: summed
+    others = np.where(np.arange(k) % 2 == 0, 0, rng.integers(1, len(names) + 1, size=k))
+    points, forces = rng.normal(size=(k, 3)), rng.normal(size=(k, 3)) * 50.0
+    ref_list = [SimpleNamespace(body=names[b - 1], point=points[i], force=forces[i],
+                                other="ground" if others[i] == 0 else names[others[i] - 1])
+                for i, b in enumerate(bodies)]
+    ref = contact_wrenches(model, q, ref_list)
+    got = contact_body_wrenches(model, q, bodies, points, forces, others)
+    assert set(got) == set(ref)
+    for name in ref:
+        np.testing.assert_allclose(got[name], ref[name], rtol=0, atol=1e-10)
+    assert contact_body_wrenches(model, q, [], np.zeros((0, 3)), np.zeros((0, 3))) == {}
