@@ -173,6 +173,17 @@ def test_arm7_joint_on_its_stop_readouts_equal_the_engine(qtbot, window):
     assert ref[k4] == pytest.approx(tau_h[k4] + model.damping[k4] * snap.v[k4], rel=1e-9, abs=1e-9)
     check_joint(win, model, snap, "joint4", ref)
     assert win.worker.sim.tau[k4] == pytest.approx(ref[k4], rel=1e-9, abs=1e-9)
+    # the plots' rows (every step while it ran): joint4's tau is what the row's own motion needs,
+    # the limit pushing joint2's coordinate (and joint4's own when its sine runs it onto its stop)
+    qtbot.waitUntil(lambda: (win.plots.recorder.last_time() or 0.0) >= snap.t - 1.5 * snap.dt, timeout=5000)
+    lay = win.plots.recorder.layout
+    d = win.plots.recorder.data()
+    assert len(d) > 100
+    limit4 = d[:, lay.column("limit:joint4")]
+    for row, lim in zip(d, limit4):
+        need = engine.inverse_dynamics(model, row[lay.q], row[lay.dq], row[lay.ddq]) + model.damping * row[lay.dq]
+        assert row[lay.tau][k4] == pytest.approx(need[k4] - lim, rel=1e-9, abs=1e-9), f"row at t = {row[0]}"
+    assert np.count_nonzero(np.abs(d[:, lay.q][:, j2.idx_q] - j2.upper[0]) < 1e-9) > 20      # rows on the stop
     shot(win, "arm7-joint2-on-its-stop")
 
 
