@@ -17,6 +17,8 @@ COLUMNS = ("M ddq", "C dq", "g", "−Aᵀλ", "−Jᵀ F_ext", "−J_cᵀ f_c", 
 SUM, USED, DAMP = 7, 8, 9          # the columns after the seven terms
 TICK_GAP = 3                       # px between two tick labels of M(q) (fewer labels when they would touch)
 RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
+CAPTION = ("τ = M(q) ddq + C(q, dq) dq + g(q) − Aᵀλ − Jᵀ F_ext − J_cᵀ f_c (ground contacts) − τ_limit (joint limits)   "
+           "per joint coordinate, each term from its own algorithm; the motor supplies τ + d·dq (damping)")
 
 
 class EquationView(QtWidgets.QWidget):
@@ -26,8 +28,7 @@ class EquationView(QtWidgets.QWidget):
         super().__init__(parent)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.caption = QtWidgets.QLabel("τ = M(q) ddq + C(q, dq) dq + g(q) − Aᵀλ − Jᵀ F_ext − J_cᵀ f_c (ground contacts) − τ_limit (joint limits)   per joint coordinate, "
-                                        "each term from its own algorithm; the motor supplies τ + d·dq (damping)")
+        self.caption = QtWidgets.QLabel(CAPTION)
         self.caption.setWordWrap(True)
         lay.addWidget(self.caption)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
@@ -42,8 +43,10 @@ class EquationView(QtWidgets.QWidget):
         self.table.horizontalHeaderItem(5).setToolTip("the ground's contact forces f_c of the last step, through the "
                                                       "Jacobians of the contact points")
         self.table.horizontalHeaderItem(6).setToolTip("the joint limits' torques of the last step")
-        self.table.horizontalHeaderItem(USED).setToolTip("the torque hybrid dynamics used (given, or computed for a "
-                                                      "prescribed joint), damping included")
+        self.table.horizontalHeaderItem(USED).setToolTip("the torque hybrid dynamics used, damping included: given for "
+                                                      "a torque joint; for an acceleration-prescribed joint the one "
+                                                      "it computed for the motion (its motor supplies τ used + d·dq, "
+                                                      "the joint panel's \"needs tau\")")
         self.table.horizontalHeaderItem(DAMP).setToolTip("joint damping d·dq: the motor supplies τ + d·dq")
         self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
         split.addWidget(self.table)
@@ -103,7 +106,8 @@ class EquationView(QtWidgets.QWidget):
         e = t.equation
         self.terms = e
         self._teaching = t
-        cols = (e.M_ddq, e.C_dq, e.g, e.constraint, e.external, e.contact, e.limit, e.tau, t.tau_in, t.damping_torque)
+        used = t.tau_in if t.tau_used is None else t.tau_used
+        cols = (e.M_ddq, e.C_dq, e.g, e.constraint, e.external, e.contact, e.limit, e.tau, used, t.damping_torque)
         n = len(self.labels)
         first = max(self.table.rowAt(0), 0)
         last = self.table.rowAt(self.table.viewport().height() - 1)

@@ -9,7 +9,9 @@ the joint panel would (the panel's default law of that mode), ``--lesson FILE`` 
 compiled step as in the window (``engine.InputLaws``).
 
 The CSV has the window's columns (``recorder.SampleLayout``, the same rows the window's CSV export
-writes, by the same code, ``samplerows.StepRows``): t, q, dq, ddq, tau, the energies (kinetic,
+writes, by the same code, ``samplerows.StepRows``): t, q, dq, ddq, tau (ddq and tau
+those of the row's own t, q, dq, the start of its step: for an acceleration-prescribed joint the
+torque its motor supplies, ``Simulator.tau``, contact and limit forces included), the energies (kinetic,
 potential, total; work, dissipated, balance), the wrench of the joint given with ``--wrench`` (NaN
 without), the constraint multipliers (lambda, one column per row, its name followed by the label the
 constraint gives that row, e.g. "lambda:closure[0] fx") and the residuals |f(q)| when the model has
@@ -414,5 +416,6 @@ def _run(args, out, err):
     print(f"simulated {sim.t:.4g} s of '{model.name}' ({model.nv} dof, {setup.integrator}, dt {setup.dt:g}"
           f"{'; ' + ', '.join(held) if held else ''}) in {wall:.3g} s wall: real-time factor {rtf:.2f}", file=out)
     if args.csv:
-        print(f"wrote {rows_written[0]} rows to {args.csv}", file=out)
+        print(f"wrote {rows_written[0]} rows to {args.csv} (each row's ddq and tau belong to its own t, q, dq: "
+              f"the start of its step)", file=out)
     return status

@@ -34,6 +34,40 @@ def _num(x):
     return fmt(x, READOUT_SCALE, sign=True)
 
 
+_STATE = ("at the start of the last step while running; while paused, at the state shown")
+READOUT_TIPS = {
+    (True, False): "the torque (N·m) or force (N) this joint's motor supplies for its prescribed motion: inverse "
+                   "dynamics of the motion, gravity, contact and limit forces and damping included, " + _STATE,
+    (True, True): "the wrench the base needs for its prescribed motion, in its body frame: moment m (N·m) and force f "
+                  "(N): inverse dynamics of the motion, gravity and contact forces included, " + _STATE,
+    (False, False): "the acceleration this joint gets from the torques given (forward dynamics), " + _STATE,
+    (False, True): "the acceleration the base gets, in its body frame: angular (rad/s²) and linear (m/s²), " + _STATE,
+}
+# the widest lines of a multi-coordinate joint's readout (_component_lines)
+WIDEST_COMPONENTS = ("needs m -9999.999 -9999.999 -9999.999 N·m", "gets ddq -9999.999 -9999.999 -9999.999 rad/s²")
+
+
+def _component_lines(kind, x, torque):
+    """A multi-coordinate joint's readout, every component shown, one line per unit: a free joint's
+    wrench as moment m (N·m) and force f (N), its acceleration as angular (rad/s²) and linear
+    (m/s²) parts; a planar joint's force (N) then moment (N·m); a spherical or universal joint's
+    moments (N·m)."""
+    from .recorder import coordinate_unit
+    what = "eff" if torque else "acc"
+    groups = []
+    for k, value in enumerate(x):
+        unit = coordinate_unit(kind, what, k).replace("^2", "²")
+        if groups and groups[-1][0] == unit:
+            groups[-1][1].append(value)
+        else:
+            groups.append((unit, [value]))
+    lines = []
+    for unit, values in groups:
+        head = ("needs m" if unit == "N·m" else "needs f") if torque else "gets ddq"
+        lines.append(f"{head} {' '.join(_num(float(v)) for v in values)} {unit}")
+    return lines
+
+
 def _units(kind, mode, param):
     lin = kind == "prismatic"
     if param == "value":
@@ -344,12 +378,12 @@ class JointRow(QtCore.QObject):
             else:
                 text = f"{q}  gets ddq {_num(snap.a[j.idx_v])} {'m/s²' if lin else 'rad/s²'}"
         else:
-            if presc:
-                text = f"needs |tau| {_num(np.linalg.norm(snap.tau[sv]))}"
-            else:
-                text = f"gets |ddq| {_num(np.linalg.norm(snap.a[sv]))}"
+            text = "\n".join(_component_lines(j.kind, snap.tau[sv] if presc else snap.a[sv], presc))
+        tip = READOUT_TIPS[(presc, j.nv == 6)]
         if self.readout.text() != text:
             self.readout.setText(text)
+        if self.readout.toolTip() != tip:
+            self.readout.setToolTip(tip)
 
 
 class PanelMetrics:
@@ -462,7 +496,8 @@ class JointPanel(QtWidgets.QWidget):
         mode_w, law_w = widths
         for r in self.rows.values():
             r.fix_widths(name_w, mode_w, law_w)
-        self._readout_w = max(_text_width(any_row.readout, t) for t in WIDEST_READOUTS) + 6
+        widest = WIDEST_READOUTS + (WIDEST_COMPONENTS if any(r.joint.nv > 1 for r in self.rows.values()) else ())
+        self._readout_w = max(_text_width(any_row.readout, t) for t in widest) + 6
         # a parameter cell: label, field and unit
         lab = QtWidgets.QLabel("")
         self._cell_w = (PanelMetrics.param_label_width(lab) + FIELD_WIDTH + PanelMetrics.unit_width(lab)

@@ -30,6 +30,9 @@ class Teaching:
     damping_torque: np.ndarray  # d * dq (the passive term the simulator subtracts from the motors)
     lam: np.ndarray           # constraint multipliers used (empty for a tree)
     trace: object = None      # engine.Trace while paused and asked for
+    tau_used: np.ndarray | None = None   # the torques the dynamics used, damping included: tau_in for a
+    # torque-given joint; for an acceleration-prescribed one the torque hybrid dynamics computed for
+    # its motion, less the limit's (what the motor supplies is tau_used + damping_torque, Simulator.tau)
 
 
 class TeachingProbe:
@@ -98,4 +101,8 @@ class TeachingProbe:
         eq = e.equation_terms(model, q, v, a_out, lam=lam if len(lam) else None, f_ext=f_user or None,
                               contacts=contacts, limit_forces=limit if limit.any() else None)
         tr = e.trace(model, q, v, prescribed, a_cmd, tau_dyn, f_all or None) if want_trace else None
-        return Teaching(float(t[0]), q, v, prescribed, a_cmd, tau_in, bodies, eq, model.damping * v, lam, tr)
+        # a prescribed joint's torque as hybrid dynamics computed it (its own algorithm: the
+        # equation's sum checks it), less the limit torque it was handed in tau_dyn
+        tau_used = np.where(prescribed, np.asarray(tau_out, dtype=float) - limit, tau_in)
+        return Teaching(float(t[0]), q, v, prescribed, a_cmd, tau_in, bodies, eq, model.damping * v, lam, tr,
+                        tau_used)

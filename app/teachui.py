@@ -27,6 +27,7 @@ class TeachingUI(QtCore.QObject):
         self.model = None
         self._shown_at = 0.0
         self._last_teaching = None
+        self._shown = {}                 # view -> the Teaching it shows
         self._drawn_serial = -1
         self.inspector = InspectorPanel()
         self.steps = StepThroughPanel()
@@ -111,6 +112,7 @@ class TeachingUI(QtCore.QObject):
         self.equation.set_model(model)
         self.steps.set_trace(None, True)
         self._last_teaching = None
+        self._shown = {}
         self._update_wants(force=True)
 
     def _want_teaching(self):
@@ -161,15 +163,21 @@ class TeachingUI(QtCore.QObject):
         if self.model is None or self.overlay is None:
             return
         t = snap.teaching
-        new = t is not self._last_teaching
         now = time.perf_counter()
-        if new and t is not None and (not snap.running or now - self._shown_at > PERIOD):
-            self._shown_at = now
-            self._last_teaching = t
-            if self.inspector_dock.isVisible():
-                self.inspector.show_teaching(t)
-            if self.equation_dock.isVisible():
-                self.equation.show_teaching(t)
+        if t is not None:
+            due = not snap.running or now - self._shown_at > PERIOD
+            if due and t is not self._last_teaching:
+                self._shown_at = now
+                self._last_teaching = t
+            # each view is filled with the newest data it has not shown: a view opened after
+            # another took the snapshot (the Inspector, then the Equation view) fills at once
+            for dock, view in ((self.inspector_dock, self.inspector), (self.equation_dock, self.equation)):
+                last = self._shown.get(view)
+                if dock.isVisible() and last is not t and (due or last is None):
+                    self._shown[view] = t
+                    view.show_teaching(t)
+                    if view is self.equation:      # which state its numbers belong to
+                        self.equation_dock.setWindowTitle(f"Equation of Motion (t = {t.t:.4f} s)")
         if self.steps_dock.isVisible() or self.steps._pending:
             self.steps.set_trace(None if t is None else t.trace, snap.running)
         else:

@@ -412,3 +412,39 @@ class ContactGeometry:
                     nl[ax] = 1.0 if x[ax] >= 0 else -1.0
                     out.append((ba, bb, corners[ci], Wb_R @ nl, float(gap[ax]), (sa, sb, int(ci))))
         return out
+
+
+def contact_body_wrenches(model, q, bodies, points, forces, others=None):
+    """{body name: wrench (moment about the body origin, force), body frame}: the contact forces of
+    a step as ``f_ext`` (what ``inverse_dynamics`` and ``forward_dynamics`` take), summed per body.
+    bodies: (k,) body indices, 1-based (0: the ground, skipped); points (k, 3) and forces (k, 3) in
+    the world frame (the force on ``bodies[i]``); others: None, or (k,) indices of the other body of
+    each contact, which is pushed back with -force. One forward-kinematics call, then scalar
+    arithmetic per contact (a handful of contacts: 106 us in numpy array operations, np.cross per
+    contact 600 us, for a standing humanoid's four)."""
+    k = len(bodies)
+    if k == 0:
+        return {}
+    from .api import body_poses
+    T = body_poses(model, q)
+    names = model.body_names
+    X = np.asarray(points, dtype=float).reshape(k, 3).tolist()
+    F = np.asarray(forces, dtype=float).reshape(k, 3).tolist()
+    pairs = [(np.asarray(bodies).reshape(k).tolist(), 1.0)]
+    if others is not None:
+        pairs.append((np.asarray(others).reshape(k).tolist(), -1.0))
+    sums = {}
+    for idx, sign in pairs:
+        for i in range(k):
+            b = int(idx[i])
+            if b <= 0:
+                continue
+            (r00, r01, r02, ox), (r10, r11, r12, oy), (r20, r21, r22, oz) = T[b - 1, :3].tolist()
+            fx, fy, fz = sign * F[i][0], sign * F[i][1], sign * F[i][2]
+            rx, ry, rz = X[i][0] - ox, X[i][1] - oy, X[i][2] - oz
+            mx, my, mz = ry * fz - rz * fy, rz * fx - rx * fz, rx * fy - ry * fx
+            w = (r00 * mx + r10 * my + r20 * mz, r01 * mx + r11 * my + r21 * mz, r02 * mx + r12 * my + r22 * mz,
+                 r00 * fx + r10 * fy + r20 * fz, r01 * fx + r11 * fy + r21 * fz, r02 * fx + r12 * fy + r22 * fz)
+            acc = sums.get(b)
+            sums[b] = w if acc is None else tuple(x + y for x, y in zip(acc, w))
+    return {names[b - 1]: np.array(w) for b, w in sums.items()}

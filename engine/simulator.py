@@ -85,6 +85,7 @@ from .input_laws import InputLaws
 from .spatial import Ad, se3_inv
 from .stepping import StepLoop
 from .contact import Contact, contact_arrays
+from .motor_torque import settle, settle_buffer, SETTLE_ROWS
 
 INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
@@ -118,8 +119,11 @@ class Simulator:
     """Simulate a model: ``sim = Simulator(model, dt=1e-3, integrator="rk4"); sim.step(1000)``.
 
     State: ``t``, ``q`` (nq), ``v`` (nv). After a step, ``a`` and ``tau`` hold the accelerations
-    and the joint torques at the start of that step (for acceleration-prescribed joints the torque
-    hybrid dynamics computed, damping included: what a motor must supply).
+    and the joint torques at the start of that step (``t_prev``, ``q_prev``, ``v_prev``; after
+    ``evaluate()`` the current state). For an acceleration-prescribed joint ``tau`` is what its motor
+    supplies, damping included: ID(q_prev, v_prev, a, f_ext + the step's contact wrenches)
+    - A^T lam - limit_forces + d v_prev, equal to ``engine.inverse_dynamics`` given the ground's
+    wrenches (``engine.motor_torque``).
     Limits: ``limit_forces`` (nv, the torque or force each stop exerted at the last step) and
     ``blocked`` (nv bools: the acceleration-prescribed coordinates whose prescription a stop
     overrode at the last step; the stop wins, see the module text).
@@ -433,12 +437,17 @@ class Simulator:
             self.step(1)
             out = (self.a.copy(), self.tau.copy(), np.array(self.lam, dtype=float), list(self.contacts),
                    np.array(self.limit_forces, dtype=float), np.array(self.blocked, dtype=bool))
+            # the inputs the trial step used (input laws evaluated at this state), kept with a and tau:
+            # the ones left from the last step belong to the state before (as the smooth path's
+            # _inputs() sets them too)
+            cmds = (np.array(self.a_cmd, dtype=float), np.array(self.tau_cmd, dtype=float))
         finally:
             for k, (x, data) in saved.items():       # every array put back in place (others may hold it)
                 if data is not None and x.flags.writeable:
                     x[...] = data
                 vars(self)[k] = x
         self.a, self.tau, self.lam, self.contacts, self.limit_forces, self.blocked = out
+        self.a_cmd, self.tau_cmd = cmds
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
         return self.a, self.tau
 
@@ -519,6 +528,11 @@ class Simulator:
             tau = np.where(self.prescribed, tau + self._damping * v, tau_cmd)
         return a, tau, lam
 
+    def _settle_tau(self, record=None):
+        """The motor torques of the last step (and of ``record``'s rows) settled:
+        ``engine.motor_torque.settle``."""
+        settle(self, record)
+
     def _inputs(self):
         laws = self._inputs_laws
         if self.controller is None and laws is not None and not laws.is_zero():
@@ -580,8 +594,17 @@ class Simulator:
                         continue
                     span = uni.compiled_span(self, n - k)
                 if span > 0:
-                    rec = None if record is None else tuple(r[k:] for r in record)
+                    if record is not None:
+                        rec = tuple(r[k:] for r in record)
+                    elif span > 1 and self.prescribed.any():
+                        # rows of its own, so that every step's torque and work are settled
+                        span = min(span, SETTLE_ROWS)
+                        rec = settle_buffer(self)
+                    else:
+                        rec = None
                     done, python_step = uni.run_compiled(self, span, rec, packed)
+                    if done:
+                        self._settle_tau(None if rec is None else tuple(r[:done] for r in rec))
                     k += done
                     if not python_step:
                         continue
@@ -725,6 +748,8 @@ class Simulator:
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
         self.q, self.v = q_new, v_new
         self.a, self.tau, self.lam = a1, tau1, lam1
+        if uni is not None:
+            self._settle_tau()
         self.work += dW[0]
         self.dissipated += dW[1]
         self.external_work += dW[2]

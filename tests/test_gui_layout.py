@@ -65,9 +65,12 @@ def in_viewport(panel, widget):
 
 
 def not_cut(label):
-    """A label shows its whole text: one line as wide as its contents, or word-wrapped."""
-    text = label.text()
-    return label.wordWrap() or label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width()
+    """A label shows its whole text: each line as wide as its contents, or word-wrapped."""
+    fm = label.fontMetrics()
+    lines = label.text().split("\n")
+    widest = max(fm.horizontalAdvance(line) for line in lines)
+    tall_enough = fm.height() * len(lines) <= label.contentsRect().height() + 1
+    return tall_enough and (label.wordWrap() or widest <= label.contentsRect().width())
 
 
 def check_joint_controls(qtbot, win, where):
