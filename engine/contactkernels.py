@@ -1060,6 +1060,21 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
 
 
 @njit(cache=True)
+def _stop_overrides(v, h, prescribed, a_cmd, nl, li, ls, ld):
+    """Whether an acceleration-prescribed joint's prescription would carry it past a limit
+    candidate's target in this step (-d/h ahead of a stop, 0 on or past it): the stop wins, and
+    the Python step holds the joint (engine.unilateral.ContactStepper._block, the same test: for a
+    prescribed joint the free acceleration is a_cmd)."""
+    for k in range(nl):
+        i = li[k]
+        if prescribed[i]:
+            target = -ld[k] / h if ld[k] > 0.0 else 0.0
+            if ls[k] * (v[i] + h * a_cmd[i]) < target:
+                return True
+    return False
+
+
+@njit(cache=True)
 def _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi, t1, t2, counts, cb, cx, cd, ckey,
               cshape, T):
     """Whether q is past a limit or through the ground (after a smooth step)."""
@@ -1241,6 +1256,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
         for k in range(nv):
             bad[nq + 2 * nv + k] = a_cmd[k]
             bad[nq + 3 * nv + k] = tau_cmd[k]
+        if any_prescribed and _stop_overrides(v, h, prescribed, a_cmd, nl, li, ls, ld):
+            return PYTHON_STEP          # a stop overrides a prescription: the Python step holds it
         # the contacts of this step are reported from these candidates (the projection reuses cb..)
         ncon = 0
         cb_s = cb[:nc].copy()

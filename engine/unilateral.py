@@ -160,37 +160,20 @@ class ContactStepper:
 
     def compiled_span(self, sim, n):
         """How many of the next n steps engine.contactkernels may take (0: the next step is the
-        Python step's). A prescribed joint's limit row can not act in the compiled step (the
-        hybrid response moves no prescribed joint, and the stop's override, ``_block``, is the
-        Python step's): with limits on, no compiled step while a joint is past its stop
-        (``_return_into_range`` brings it back) or an acceleration-prescribed joint with limits is
-        driven by the input laws (not bounded in advance); with a constant prescribed acceleration
-        a, as many steps as keep |v| t + a t (t + h) / 2 clear of its stops by LIMIT_MARGIN."""
+        Python step's): none while a limited joint is past its stop (``_return_into_range`` brings
+        it back), else all n. A stop that overrides an acceleration-prescribed joint's prescription
+        (the hybrid response moves no prescribed joint, so its limit row can not act) is met by the
+        Python step's ``_block``: the compiled step finds that step itself (the same test,
+        contactkernels._stop_overrides) and returns it to Python, so a robot whose joints are held
+        by input laws, standing on the ground, runs compiled."""
         if not (sim.joint_limits and self.has_limits):
             return n
         x = np.asarray(sim.q, dtype=float)[self.lim_q]
         if np.any(x < self.lim_lo - LIMIT_SLOP) or np.any(x > self.lim_hi + LIMIT_SLOP):
             return 0
-        laws = sim._inputs_laws
-        if laws is not None and not laws.is_zero():
-            return 0 if np.any(laws.prescribed[self.lim_v]) else n
-        pres = np.asarray(sim.prescribed, dtype=bool)[self.lim_v]
-        if not pres.any():
-            return n
-        h = sim.dt
-        iv = self.lim_v[pres]
-        d = np.minimum(x - self.lim_lo, self.lim_hi - x)[pres] - LIMIT_MARGIN
-        if np.any(d <= 0.0):
-            return 0
-        a = np.abs(np.asarray(sim.a_cmd, dtype=float)[iv])
-        b = np.abs(np.asarray(sim.v, dtype=float)[iv]) + 0.5 * a * h
-        # the largest t with a t^2 / 2 + b t <= d
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(a > 0.0, 2.0 * d / (b + np.sqrt(b * b + 2.0 * a * d)), d / b)
-        t = float(np.min(t))
-        if not math.isfinite(t):
-            return n
-        return int(min(n, max(0.0, math.floor(t / h))))
+        if np.any(sim.blocked):
+            return 0            # held on a stop by the last step: most likely this one too (saves a call)
+        return n
 
     # ------------------------------------------------------------------ the compiled step
     def compiled_ok(self, sim, packed):

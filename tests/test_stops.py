@@ -264,3 +264,69 @@ def test_limit_restitution_acts_on_the_speed_of_arrival(e, dt, path):
     assert worst <= STOP + 1e-9
     assert turn is not None
     assert abs(turn - _rebound_turn(e)) < 2e-4        # 3e-5 rad at dt 1 ms
+
+
+def test_robot_held_by_input_laws_stands_on_the_ground_in_the_compiled_step():
+    """The app's standing start: the humanoid's base free on the ground, every other joint held by
+    the "hold still" input law (acceleration-prescribed, limits on). The compiled step used to
+    decline every step of a law-driven prescribed joint with limits (the stop's override is the
+    Python step's), so the standing humanoid ran in Python (RTF ~0.15 in the window). Now the
+    compiled step hands back only a step in which a stop overrides a prescription
+    (contactkernels._stop_overrides, _block's test): here none, and the motion is the Python
+    step's to round-off."""
+    from engine import catalog
+    m = catalog.load_model("humanoid")
+    q0, v0 = catalog.initial_state(m)
+
+    def make():
+        laws = engine.InputLaws(m)
+        for j in m.joints:
+            if j.kind != "free":
+                laws.set(j.name, "acceleration", "hold", q_now=q0)
+        sim = Simulator(m, dt=1e-3, q=q0, v=v0, ground=engine.Ground(), joint_limits=True)
+        sim.inputs = laws
+        return sim
+
+    sim, python_steps = make(), []
+    step_once = sim._step_once
+    sim._step_once = lambda: (python_steps.append(sim.t), step_once())
+    sim.step(500)
+    assert python_steps == [] and sim.steps == 500
+    assert sim.contacts, "not standing on the ground"
+    previous = engine.simulator.compiled_step()
+    engine.simulator.set_compiled_step(False)
+    try:
+        ref = make()
+        ref.step(500)
+    finally:
+        engine.simulator.set_compiled_step(previous)
+    assert np.abs(sim.q - ref.q).max() < 1e-9 and np.abs(sim.v - ref.v).max() < 1e-9
+
+
+def test_compiled_step_hands_a_blocking_step_to_python():
+    """arm7 joint1 on a sine past its stops: the steps in which the stop overrides the sine are the
+    Python step's (blocked), the others compiled; the motion equals the Python step's."""
+    def make():
+        arm = _arm7()
+        laws = engine.InputLaws(arm)
+        laws.set("joint1", "acceleration", "sine", amplitude=3.0, frequency=0.5)
+        q = arm.neutral()
+        q[arm.joint("joint4").idx_q] = -1.0       # inside its range [-3.07, -0.07] (0 is past its stop)
+        sim = Simulator(arm, dt=1e-3, q=q, joint_limits=True)
+        sim.inputs = laws
+        return sim
+    sim, python_steps = make(), []
+    step_once = sim._step_once
+    sim._step_once = lambda: (python_steps.append(sim.t), step_once())
+    sim.step(1000)
+    # the sine reaches the stop after 0.417 s: the steps that meet it are Python's, the rest compiled
+    assert python_steps and len(python_steps) < 200, len(python_steps)
+    assert 0.417 < min(python_steps) and max(python_steps) < 0.6, python_steps
+    previous = engine.simulator.compiled_step()
+    engine.simulator.set_compiled_step(False)
+    try:
+        ref = make()
+        ref.step(1000)
+    finally:
+        engine.simulator.set_compiled_step(previous)
+    assert np.abs(sim.q - ref.q).max() < 1e-9 and np.abs(sim.v - ref.v).max() < 1e-9
