@@ -4,6 +4,7 @@ File menu's action, from the API and from the command line."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -120,7 +121,10 @@ def test_command_line_records_for_quit_after_seconds(tmp_path):
     out = tmp_path / "cli.mp4"
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-m", "app", "double_pendulum", "--record", str(out), "--quit-after", "3"],
+    # on a screen of the size the window is laid out for (pytest-xvfb's display is 800 x 600: the
+    # window, no wider than its screen, leaves the 3D view 200 px there)
+    screen = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24"] if shutil.which("xvfb-run") else []
+    r = subprocess.run(screen + [sys.executable, "-m", "app", "double_pendulum", "--record", str(out), "--quit-after", "3"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "wrote" in r.stderr

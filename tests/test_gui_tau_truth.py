@@ -99,15 +99,16 @@ def equation_cell(win, row, col):
 
 
 def check_joint(win, model, snap, joint, ref):
-    """The readout (3 decimals shown) and the Equation view (5 significant digits) equal ref."""
+    """The readout and the Equation view equal ref to the 4 significant digits they show
+    (app/numfmt.py: a rounding error of at most 5e-4 of the value)."""
     k = model.joint(joint).idx_v
-    assert readout_tau(win, joint) == pytest.approx(ref[k], abs=6e-4), joint
+    assert readout_tau(win, joint) == pytest.approx(ref[k], rel=6e-4, abs=1e-9), joint
     used = ref[k] - model.damping[k] * snap.v[k]
     eqv = win.teach.equation
     eqv.table.scrollToItem(eqv.table.item(k, USED))
     win.teach.equation.show_teaching(snap.teaching)         # the rows scrolled to are written
-    assert equation_cell(win, k, USED) == pytest.approx(used, rel=2e-5, abs=1e-9), joint
-    assert equation_cell(win, k, SUM) == pytest.approx(used, rel=2e-5, abs=1e-9), joint
+    assert equation_cell(win, k, USED) == pytest.approx(used, rel=6e-4, abs=1e-9), joint
+    assert equation_cell(win, k, SUM) == pytest.approx(used, rel=6e-4, abs=1e-9), joint
 
 
 def test_humanoid_standing_readouts_equal_the_engine(qtbot, window):
@@ -134,7 +135,7 @@ def test_humanoid_standing_readouts_equal_the_engine(qtbot, window):
     assert len(lines) == 2 and lines[0].endswith("rad/s²") and lines[1].endswith("m/s²")
     shown = [float(x) for line in lines for x in re.findall(NUMBER + r"(?= )", line)]
     assert len(shown) == 6
-    np.testing.assert_allclose(shown, snap.a[root.idx_v:root.idx_v + 6], atol=6e-4)
+    np.testing.assert_allclose(shown, snap.a[root.idx_v:root.idx_v + 6], rtol=6e-4, atol=1e-9)
     assert f"t = {snap.t:.4f} s" in win.teach.equation_dock.windowTitle()
     shot(win, "humanoid-standing")
     win.joints_dock.raise_()
@@ -220,8 +221,8 @@ def test_held_floating_base_shows_its_six_wrench_components(qtbot, window):
     m_shown = [float(x) for x in re.findall(NUMBER + r"(?= )", lines[0])]
     f_shown = [float(x) for x in re.findall(NUMBER + r"(?= )", lines[1])]
     assert len(m_shown) == 3 and len(f_shown) == 3
-    np.testing.assert_allclose(f_shown, [0.0, 0.0, 3.0 * g], atol=6e-4)
-    np.testing.assert_allclose(m_shown, np.cross([0.1, 0, 0], [0, 0, 2.0 * g]), atol=6e-4)
+    np.testing.assert_allclose(f_shown, [0.0, 0.0, 3.0 * g], rtol=6e-4, atol=1e-9)
+    np.testing.assert_allclose(m_shown, np.cross([0.1, 0, 0], [0, 0, 2.0 * g]), rtol=6e-4, atol=1e-9)
     tip = win.joints.rows["root_joint"].readout.toolTip()
     assert "body frame" in tip and "state shown" in tip
     win.joints_dock.raise_()

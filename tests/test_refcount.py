@@ -119,15 +119,19 @@ SCALAR_TUPLES = {"contactkernels._take_polished", "spatial.so3_log_of"}
 
 def _unsafe_returns(path, module):
     """[(function, return expression)] of the functions in `path` compiled without reference
-    counting (njit or kernel without _nrt=True, not inline) whose return could be an array: a
+    counting (engine.layout's njit or kernel without _nrt=True, not inline) whose return could be an array: a
     subscript or slice, an array method (VIEWS), or a tuple of anything but constants."""
     tree = ast.parse(open(path).read())
+    # the engine's own decorators (engine.layout: NO_REFCOUNT by default); numba's own njit counts
+    # references (engine/collision uses it), so its functions may return anything
+    ours = {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            and (node.module or "").split(".")[-1] == "layout" for a in node.names} & {"njit", "kernel"}
     found = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
         decorators = [ast.unparse(d) for d in node.decorator_list]
-        if not any(d.startswith(("njit", "kernel")) for d in decorators):
+        if not any(d.startswith(tuple(ours)) for d in decorators) or not ours:
             continue
         if any("_nrt=True" in d or "inline=" in d for d in decorators):
             continue
