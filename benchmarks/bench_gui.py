@@ -25,6 +25,7 @@ rolling disk's base would leave its rolling constraint nothing to act on).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -122,7 +123,12 @@ def setup(args):
         if j.kind == "free" and not loops:        # a loop model's base moves with its loops (the rolling disk)
             inputs[j.name] = JointInput("acceleration", "hold")
         elif any(s in j.name for s in ("shoulder", "elbow")) or j.name.startswith("l_hip") or j.name == "l_knee":
-            inputs[j.name] = JointInput("acceleration", "sine", amplitude=0.4, frequency=0.5, offset=0.0)
+            # inside the joint's stops (a sine through a stop is held there, in the Python step:
+            # the compiled step hands such steps back, see engine.contactkernels._stop_overrides)
+            lo, hi = float(j.lower[0]), float(j.upper[0])
+            mid = 0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi) else 0.0
+            amp = min(0.4, 0.4 * (hi - lo)) if math.isfinite(lo) and math.isfinite(hi) else 0.4
+            inputs[j.name] = JointInput("acceleration", "sine", amplitude=amp, frequency=0.5, offset=mid)
     for name, inp in inputs.items():
         win.joints.set_input(name, inp)
     # 12 channels: q and tau of the first moving joints, energies, the real-time factor
