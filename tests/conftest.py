@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -22,6 +23,19 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 SEEDS = list(range(24))
+
+
+@contextlib.contextmanager
+def compiled_steps(enabled):
+    """Within the block, Simulator.step uses the compiled step loops or (False) only the Python step
+    (engine.simulator.set_compiled_step); the previous setting comes back after it."""
+    from engine import simulator
+    previous = simulator.compiled_step()
+    simulator.set_compiled_step(enabled)
+    try:
+        yield
+    finally:
+        simulator.set_compiled_step(previous)
 
 
 def assert_close(a, b, tol=1e-9, what=""):

@@ -12,6 +12,7 @@ import pytest
 
 import engine
 from engine import Simulator, Ground, catalog
+from conftest import compiled_steps
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 ASSETS = pathlib.Path(__file__).resolve().parent.parent / "assets"
@@ -119,12 +120,8 @@ def _stack(ratio, steps):
 def test_heavy_box_on_light_box_does_not_sink(ratio, compiled):
     """At 1:10000 PGS alone stops short (~1e5 sweeps needed): the light box's contacts end on the
     rims of their cones and the polished set says "sliding"; the pivot rounds find the set."""
-    previous = engine.simulator.compiled_step()
-    engine.simulator.set_compiled_step(compiled)
-    try:
+    with compiled_steps(compiled):
         worst, sim, model = _stack(ratio, 10000 if compiled else 2000)
-    finally:
-        engine.simulator.set_compiled_step(previous)
     assert worst < 1e-3
     assert np.all(np.isfinite(sim.q))
     heavy_kg = {100: 100.0, 1000: 1000.0, 10000: 1000.0}[ratio]      # the light box: 1, 1, 0.1 kg

@@ -17,10 +17,10 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     pytest.skip("no display: install Xvfb (scripts/install-system-deps.sh) for the GUI tests",
                 allow_module_level=True)
 
-from test_gui_support import engine_mod, window, wait_snapshot, spin, focus  # noqa: F401
+from test_gui_support import window_shot, engine_mod, window, wait_snapshot, spin, focus  # noqa: F401
 
 import numpy as np
-from PyQt6 import QtCore, QtGui, QtWidgets
+from PyQt6 import QtCore, QtWidgets
 from PyQt6.QtTest import QTest
 
 SIZES = ((1280, 800), (1440, 920), (1840, 1020))
@@ -45,13 +45,7 @@ def resize(qtbot, win, w, h):
 
 
 def shot(win, tmp_path, name):
-    folder = os.environ.get("JOINTLAB_SHOTS") or str(tmp_path)
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"layout-{name}.png")
-    win.save_screenshot(path)
-    img = QtGui.QImage(path)
-    assert (img.width(), img.height()) == (win.width(), win.height()), path
-    return path
+    return window_shot(win, tmp_path, f"layout-{name}")
 
 
 def in_viewport(panel, widget):

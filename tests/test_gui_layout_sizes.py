@@ -21,7 +21,7 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     pytest.skip("no display: install Xvfb (scripts/install-system-deps.sh) for the GUI tests",
                 allow_module_level=True)
 
-from test_gui_support import engine_mod, window, wait_snapshot, spin  # noqa: F401,E402
+from test_gui_support import window_shot, engine_mod, window, wait_snapshot, spin  # noqa: F401,E402
 
 from PyQt6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
@@ -51,13 +51,7 @@ def open_lesson(qtbot, win, path):
 
 
 def shot(win, tmp_path, name):
-    folder = os.environ.get("JOINTLAB_SHOTS") or str(tmp_path)
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"sizes-{name}.png")
-    win.save_screenshot(path)
-    img = QtGui.QImage(path)
-    assert (img.width(), img.height()) == (win.width(), win.height()), path
-    return path
+    return window_shot(win, tmp_path, f"sizes-{name}")
 
 
 def fits(win, w, h, where):

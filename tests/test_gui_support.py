@@ -16,6 +16,20 @@ if QtWidgets.QApplication.instance() is None:
     QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
 
 
+def window_shot(win, tmp_path, name):
+    """A screenshot of the whole window, name.png in $JOINTLAB_SHOTS (or tmp_path), read back and
+    checked to have the window's size (for a person to look at as well). Returns its path."""
+    import os
+    from PyQt6 import QtGui
+    folder = os.environ.get("JOINTLAB_SHOTS") or str(tmp_path)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{name}.png")
+    win.save_screenshot(path)
+    img = QtGui.QImage(path)
+    assert (img.width(), img.height()) == (win.width(), win.height()), path
+    return path
+
+
 def simple_models():
     """Models built in code: a double pendulum about y and a cart on a prismatic x joint."""
     import engine

@@ -6,7 +6,7 @@ matrix, gravity, the contacts' point Jacobians: none of the step's own code); th
 filled as soon as it opens (Ctrl+M after Ctrl+I), without a step; a floating base shows all six
 components of what it gets or needs.
 
-Screenshots go to JOINTLAB_SHOTS (default /work/shots) for a look."""
+Screenshots go to $JOINTLAB_SHOTS (or the test's temporary folder), read back, for a look."""
 from __future__ import annotations
 
 import os
@@ -21,7 +21,7 @@ if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     pytest.skip("no display: install Xvfb (scripts/install-system-deps.sh) for the GUI tests",
                 allow_module_level=True)
 
-from test_gui_support import engine_mod, window, wait_snapshot, spin  # noqa: F401
+from test_gui_support import window_shot, engine_mod, window, wait_snapshot, spin  # noqa: F401
 
 from PyQt6 import QtCore
 from PyQt6.QtTest import QTest
@@ -30,7 +30,6 @@ from app.equationview import SUM, USED
 
 CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
 NOMOD = QtCore.Qt.KeyboardModifier.NoModifier
-SHOTS = os.environ.get("JOINTLAB_SHOTS", "/work/shots")
 NUMBER = r"([-+]?[0-9.]+(?:e[-+][0-9]+)?)"
 
 
@@ -41,12 +40,6 @@ def press(qtbot, win, key, modifier=NOMOD):
     QTest.keyClick(win, key, modifier)
 
 
-def shot(win, name):
-    try:
-        os.makedirs(SHOTS, exist_ok=True)
-        win.save_screenshot(os.path.join(SHOTS, f"tau-truth-{name}.png"))
-    except OSError:
-        pass
 
 
 def open_model(qtbot, win, name):
@@ -111,7 +104,7 @@ def check_joint(win, model, snap, joint, ref):
     assert equation_cell(win, k, SUM) == pytest.approx(used, rel=6e-4, abs=1e-9), joint
 
 
-def test_humanoid_standing_readouts_equal_the_engine(qtbot, window):
+def test_humanoid_standing_readouts_equal_the_engine(qtbot, window, tmp_path):
     win = window
     open_model(qtbot, win, "humanoid")
     model = win.model
@@ -137,13 +130,13 @@ def test_humanoid_standing_readouts_equal_the_engine(qtbot, window):
     assert len(shown) == 6
     np.testing.assert_allclose(shown, snap.a[root.idx_v:root.idx_v + 6], rtol=6e-4, atol=1e-9)
     assert f"t = {snap.t:.4f} s" in win.teach.equation_dock.windowTitle()
-    shot(win, "humanoid-standing")
+    window_shot(win, tmp_path, "tau-truth-humanoid-standing")
     win.joints_dock.raise_()
     qtbot.waitUntil(lambda: win.joints.rows[root.name].readout.isVisible(), timeout=5000)
-    shot(win, "humanoid-standing-joints")
+    window_shot(win, tmp_path, "tau-truth-humanoid-standing-joints")
 
 
-def test_arm7_joint_on_its_stop_readouts_equal_the_engine(qtbot, window):
+def test_arm7_joint_on_its_stop_readouts_equal_the_engine(qtbot, window, tmp_path):
     import engine
     from engine import catalog
     win = window
@@ -185,10 +178,10 @@ def test_arm7_joint_on_its_stop_readouts_equal_the_engine(qtbot, window):
         need = engine.inverse_dynamics(model, row[lay.q], row[lay.dq], row[lay.ddq]) + model.damping * row[lay.dq]
         assert row[lay.tau][k4] == pytest.approx(need[k4] - lim, rel=1e-9, abs=1e-9), f"row at t = {row[0]}"
     assert np.count_nonzero(np.abs(d[:, lay.q][:, j2.idx_q] - j2.upper[0]) < 1e-9) > 20      # rows on the stop
-    shot(win, "arm7-joint2-on-its-stop")
+    window_shot(win, tmp_path, "tau-truth-arm7-joint2-on-its-stop")
 
 
-def test_held_floating_base_shows_its_six_wrench_components(qtbot, window):
+def test_held_floating_base_shows_its_six_wrench_components(qtbot, window, tmp_path):
     """A floating base held in the air ("hold still", as the window holds it without a ground): its
     readout is the wrench that holds it, moment and force in its body frame, every component. Known
     answer at rest with the arm hanging: f = (0, 0, m g) for the whole weight, m = c_base x (0, 0,
@@ -226,4 +219,4 @@ def test_held_floating_base_shows_its_six_wrench_components(qtbot, window):
     tip = win.joints.rows["root_joint"].readout.toolTip()
     assert "body frame" in tip and "state shown" in tip
     win.joints_dock.raise_()
-    shot(win, "held-floating-base")
+    window_shot(win, tmp_path, "tau-truth-held-floating-base")

@@ -131,7 +131,7 @@ def _unsafe_returns(path, module):
         if not isinstance(node, ast.FunctionDef):
             continue
         decorators = [ast.unparse(d) for d in node.decorator_list]
-        if not any(d.startswith(tuple(ours)) for d in decorators) or not ours:
+        if not any(d.startswith(tuple(ours)) for d in decorators):      # startswith(()) is False
             continue
         if any("_nrt=True" in d or "inline=" in d for d in decorators):
             continue

@@ -19,6 +19,7 @@ import pytest
 
 import engine
 from engine import Simulator
+from conftest import compiled_steps
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 ASSETS = pathlib.Path(__file__).resolve().parent.parent / "assets"
@@ -266,6 +267,19 @@ def test_limit_restitution_acts_on_the_speed_of_arrival(e, dt, path):
     assert abs(turn - _rebound_turn(e)) < 2e-4        # 3e-5 rad at dt 1 ms
 
 
+def _python_steps_and_reference(make, n):
+    """sim = make() run n steps counting its Python steps (the steps the compiled step hands back),
+    and a second make() run n steps in the Python step only: (sim, times of its Python steps, ref)."""
+    sim, python_steps = make(), []
+    step_once = sim._step_once
+    sim._step_once = lambda: (python_steps.append(sim.t), step_once())
+    sim.step(n)
+    with compiled_steps(False):
+        ref = make()
+        ref.step(n)
+    return sim, python_steps, ref
+
+
 def test_robot_held_by_input_laws_stands_on_the_ground_in_the_compiled_step():
     """The app's standing start: the humanoid's base free on the ground, every other joint held by
     the "hold still" input law (acceleration-prescribed, limits on). The compiled step used to
@@ -287,19 +301,9 @@ def test_robot_held_by_input_laws_stands_on_the_ground_in_the_compiled_step():
         sim.inputs = laws
         return sim
 
-    sim, python_steps = make(), []
-    step_once = sim._step_once
-    sim._step_once = lambda: (python_steps.append(sim.t), step_once())
-    sim.step(500)
+    sim, python_steps, ref = _python_steps_and_reference(make, 500)
     assert python_steps == [] and sim.steps == 500
     assert sim.contacts, "not standing on the ground"
-    previous = engine.simulator.compiled_step()
-    engine.simulator.set_compiled_step(False)
-    try:
-        ref = make()
-        ref.step(500)
-    finally:
-        engine.simulator.set_compiled_step(previous)
     assert np.abs(sim.q - ref.q).max() < 1e-9 and np.abs(sim.v - ref.v).max() < 1e-9
 
 
@@ -315,18 +319,8 @@ def test_compiled_step_hands_a_blocking_step_to_python():
         sim = Simulator(arm, dt=1e-3, q=q, joint_limits=True)
         sim.inputs = laws
         return sim
-    sim, python_steps = make(), []
-    step_once = sim._step_once
-    sim._step_once = lambda: (python_steps.append(sim.t), step_once())
-    sim.step(1000)
+    sim, python_steps, ref = _python_steps_and_reference(make, 1000)
     # the sine reaches the stop after 0.417 s: the steps that meet it are Python's, the rest compiled
     assert python_steps and len(python_steps) < 200, len(python_steps)
     assert 0.417 < min(python_steps) and max(python_steps) < 0.6, python_steps
-    previous = engine.simulator.compiled_step()
-    engine.simulator.set_compiled_step(False)
-    try:
-        ref = make()
-        ref.step(1000)
-    finally:
-        engine.simulator.set_compiled_step(previous)
     assert np.abs(sim.q - ref.q).max() < 1e-9 and np.abs(sim.v - ref.v).max() < 1e-9
