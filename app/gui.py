@@ -34,7 +34,7 @@ PREPARED = "jointlab: prepared "     # the child's line after each task of engin
 PYTHON_STEP_TASKS = ("model", "engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
                      "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
                      "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
-                     "engine.poses:body_poses", "engine.poses:frame_jacobian")
+                     "engine.poses:body_poses")
 LOOPS_READY = ("engine.steploop", "engine.loopkernels", "simulation", "contact")
 
 

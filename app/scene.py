@@ -166,13 +166,12 @@ class Scene:
         self.items.append(self.robot)
         # constant per-model data for overlays
         self._joint_axes = []
-        q0 = model.neutral()
+        # the joint's axis in its body's frame (its local Jacobian column's rotation, or translation for a
+        # prismatic joint), read from the model: opening a model calls no Jacobian kernel (on a first
+        # start the window opens its model before the Jacobian kernel is compiled)
         for j in model.joints:
-            if j.kind in ("revolute", "prismatic", "helical"):
-                J = self.e.jacobian(self.model, q0, model.body_names[j.body - 1], "local")
-                S = J[:, j.idx_v]
-                axis = S[:3] if np.linalg.norm(S[:3]) > 1e-9 else S[3:]
-                self._joint_axes.append((j.body, axis / np.linalg.norm(axis)))
+            if j.axis is not None:
+                self._joint_axes.append((j.body, j.axis / np.linalg.norm(j.axis)))
         self._coms = [model.body_inertia(k).com for k in range(1, model.nbodies + 1)]
         self._boxes = ((), ())
         self.update_pose(q)

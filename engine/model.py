@@ -18,8 +18,39 @@ import numpy as np
 
 from .errors import ModelError, ModelWarning, NameNotFound
 from .joints import Joint, Fixed, FIXED, REVOLUTE
-from .spatial import spatial_inertia, Ad, se3_inv
 from .layout import MODEL_DTYPE, WS_DTYPE  # noqa: F401  (re-exported: the kernels import them from here)
+
+
+# Building a model runs once per model, in Python: these are numpy twins of engine.spatial's
+# spatial_inertia and Ad(se3_inv(T)) (the same formulas), so that loading a model compiles nothing.
+# The compiled ones took 9.6 s (spatial_inertia: numba's slicing and matmul) and 4.5 s (se3_inv, Ad)
+# of CPU on an empty kernel cache, on the first start's path to the window's model (engine.warmup's
+# "model" task); tests/test_model_numpy.py compares them with the compiled ones.
+def _skew(x):
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def _spatial_inertia(mass, com, I_com):
+    """engine.spatial.spatial_inertia in numpy: [[I_com - m [c][c], m [c]], [-m [c], m 1]]."""
+    C = _skew(com)
+    G = np.zeros((6, 6))
+    G[:3, :3] = I_com - mass * (C @ C)
+    G[:3, 3:] = mass * C
+    G[3:, :3] = -mass * C
+    for k in range(3):
+        G[3 + k, 3 + k] = mass
+    return G
+
+
+def _Ad_inv(T):
+    """engine.spatial.Ad(se3_inv(T)) in numpy: Ad of the inverse placement."""
+    Rt = T[:3, :3].T.copy()
+    X = np.zeros((6, 6))
+    X[:3, :3] = Rt
+    X[3:, 3:] = Rt
+    X[3:, :3] = _skew(-(Rt @ T[:3, 3])) @ Rt
+    return X
+
 
 class Inertia:
     """Mass properties of a rigid body: mass, centre of mass `com` (body frame) and the rotational
@@ -46,7 +77,7 @@ class Inertia:
 
     def matrix(self):
         """Generalized 6x6 inertia in the body frame."""
-        return spatial_inertia(self.mass, self.com, self.I_com)
+        return _spatial_inertia(self.mass, self.com, self.I_com)
 
     def __repr__(self):
         return f"Inertia(mass={self.mass:g}, com={self.com.tolist()})"
@@ -70,6 +101,8 @@ class JointInfo:
     damping: np.ndarray = None
     friction: np.ndarray = None
     armature: np.ndarray = None
+    axis: np.ndarray = None    # revolute, prismatic, helical: the unit axis in the body's frame (S's column's
+                               # rotation part, or its translation part for a prismatic joint); else None
 
 
 @dataclass
@@ -274,7 +307,7 @@ class Model:
                 if s.inertia.mass > 0 or np.any(s.inertia.I_com):
                     # merge: inertia of the fixed child expressed in the movable body's frame
                     G = s.inertia.matrix()
-                    X = Ad(se3_inv(T))
+                    X = _Ad_inv(T)
                     body_inertia[pf.body] = body_inertia[pf.body] + X.T @ G @ X
             else:
                 k = len(movable) + 1
@@ -300,7 +333,8 @@ class Model:
             r["damping"][:j.nv] = s.damping
             joints.append(JointInfo(s.joint_name, j.kind, k, parent, iq, iv, j.nq, j.nv,
                                     s.lower, s.upper, s.velocity_limit, s.effort_limit,
-                                    s.damping, s.friction, s.armature))
+                                    s.damping, s.friction, s.armature,
+                                    j.axis1.copy() if j.kind in ("revolute", "prismatic", "helical") else None))
             iq += j.nq
             iv += j.nv
         m[0]["nq"], m[0]["nv"] = iq, iv   # row 0 carries the totals

@@ -176,7 +176,7 @@ def _paths(stage):
         elif stage == "contact":
             _simulate(engine, legged, ground=engine.Ground(), joint_limits=True)
         elif stage == "model":
-            pass                  # loading the models compiled what a model's loading compiles (spatial_inertia)
+            pass                  # loading the models above: what a model's loading compiles (nothing now)
         elif stage == "batches":
             q, v = initial_state(tree)
             _batches(engine, tree, q, v, np.full(tree.nv, 0.1))
@@ -269,23 +269,25 @@ def default_jobs():
 
 # what the window calls to run a tree model through the Python step (engine.simulator.set_compiled_step),
 # kernel by kernel ("module:kernel"; measured: the double pendulum's window calls aba, crba, energy,
-# integrate and the two pose kernels), with the Python step's own (dexp_inv_into, state_bounded) and
-# what loading a model compiles ("model": spatial_inertia, 12 s in the window's process if left). A
-# first start (empty cache) opens the model once these are compiled and runs it in Python until the
-# compiled step loops are ready (app/gui.py). Hybrid dynamics (a prescribed joint), rnea and the input
-# laws (engine.steploop.evaluate_laws) come right after them, before the step loops
+# integrate and body_poses), with the Python step's own (dexp_inv_into, state_bounded) and the models'
+# loading ("model": it compiles nothing since engine.model builds inertias in numpy; it compiled
+# spatial_inertia, se3_inv and Ad, 14 s of CPU). A first start (empty cache) opens the model once these
+# are compiled and runs it in Python until the compiled step loops are ready (app/gui.py). The
+# Jacobian (dragging a body; opening a model no longer calls it: app/scene.py reads JointInfo.axis),
+# hybrid dynamics (a prescribed joint), rnea and the input laws (engine.steploop.evaluate_laws) come
+# right after them, before the step loops
 PYTHON_STEP_TASKS = ("model", "engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
                      "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
                      "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
-                     "engine.poses:body_poses", "engine.poses:frame_jacobian")
+                     "engine.poses:body_poses")
 
 
 def app_tasks():
-    """The tasks of the window's kernels (APP_MODULES): PYTHON_STEP_TASKS first, then hybrid, rnea and
-    the input laws, then the rest of TASKS restricted to APP_MODULES, each with its dependencies among
+    """The tasks of the window's kernels (APP_MODULES): PYTHON_STEP_TASKS first, then the Jacobian,
+    hybrid, rnea and the input laws, then the rest of TASKS restricted to APP_MODULES, each with its dependencies among
     them."""
     tasks = {t: () for t in PYTHON_STEP_TASKS}
-    tasks.update({"engine.algorithms.hybrid": (), "engine.algorithms.rnea": (),
+    tasks.update({"engine.poses:frame_jacobian": (), "engine.algorithms.hybrid": (), "engine.algorithms.rnea": (),
                   "engine.steploop:evaluate_laws": ("engine.algorithms.rnea",)})
     tasks.update((t, tuple(d for d in TASKS[t] if d in APP_MODULES)) for t in TASKS if t in APP_MODULES
                  and t not in tasks)
