@@ -6,9 +6,15 @@ in one process, side by side.
 
 The same URDF text goes to all three engines, with <visual>, <collision> and <dynamics> removed
 (meshes stripped; joint damping zeroed everywhere: Talos's URDF damping diverges at 1 ms in every
-engine). MuJoCo: contacts, joint limits and equalities (URDF mimic) disabled (``disableflags``), integrator RK4, time step
-1 ms, a free joint added at the root of floating-base robots; ``mj_step(m, d, nstep)`` advances
-the whole run in one call. JointLab: ``Simulator(model, dt=1e-3, integrator="rk4", joint_limits=False).step(n)``
+engine). What each engine computes per step is the same physics: rigid-body dynamics of the same
+bodies (fixed links merged into their parent in all three: MuJoCo's ``fusestatic="true"``, as
+JointLab's loader and Pinocchio's inertias do; with "false" MuJoCo kept Talos's 15 and Panda's 4
+fixed links as bodies of their own and computed them every step), gravity, no joint friction
+(MuJoCo's ``dof_frictionloss`` zeroed: JointLab does not simulate joint friction), no armature,
+no damping, no joint limits, no contact, no equality constraints, RK4. MuJoCo: contacts, joint
+limits and equalities (URDF mimic) disabled (``disableflags``), integrator RK4, time step 1 ms
+(``--dt``), a free joint added at the root of floating-base robots; ``mj_step(m, d, nstep)``
+advances the whole run in one call (its own loop, as ours). JointLab: ``Simulator(model, dt=1e-3, integrator="rk4", joint_limits=False).step(n)``
 (joint limits off, as in the two others; one
 compiled call). Pinocchio: a Python loop of RK4 on the Lie group over ``pin.aba`` and
 ``pin.integrate`` (4 ABA calls per step); it is run for 1 s and its real-time factor extrapolated.
@@ -100,7 +106,7 @@ class MuJoCo:
     def __init__(self, text, floating, ours):
         import mujoco
         self.mj = mujoco
-        text = text.replace("</robot>", '<mujoco><compiler discardvisual="true" fusestatic="false" '
+        text = text.replace("</robot>", '<mujoco><compiler discardvisual="true" fusestatic="true" '
                                         'balanceinertia="false"/></mujoco></robot>', 1)
         spec = mujoco.MjSpec.from_string(text)
         if floating:
@@ -245,12 +251,15 @@ def rss_mib():
 
 
 def main():
+    global DT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-pinocchio", action="store_true")
+    ap.add_argument("--dt", type=float, default=1e-3, help="time step of all three engines (default 1e-3 s)")
     args = ap.parse_args()
+    DT = args.dt
     rows = []
     for name in args.robots:
         text, floating = urdf_text(name)
@@ -279,7 +288,8 @@ def main():
         rows.append(line)
         print(f"{name}: done", flush=True)
     print()
-    print(f"10 s at 1 ms, RK4, no contact, damping zeroed; real-time factor (best / median of {args.rounds} rounds)")
+    print(f"{args.seconds:g} s at {DT * 1e3:g} ms, RK4, no contact, no limits, no joint friction, damping zeroed, "
+          f"fixed links merged in all; real-time factor (best / median of {args.rounds} rounds)")
     head = f"{'robot':10s} {'nv':>3s} | {'JointLab':>16s} | {'MuJoCo':>16s} | {'MuJoCo/ours time':>16s} | "
     head += f"{'Pinocchio loop':>16s} | {'|dq| vs MuJoCo':>14s} {'vs pin':>9s}"
     print(head)
