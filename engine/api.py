@@ -271,14 +271,14 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
         w = model._work()
     if f_ext:
         return _with_fext(model, w.hd, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
-    prescribed = _coordinate_mask(model, prescribed)
     a_out = np.empty(model.nv)
     tau_out = np.empty(model.nv)
-    try:
+    try:       # a mask of nv booleans as it is; anything else (one flag per joint, a list) fails here
         if not _hybrid(model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out):
             return a_out, tau_out
     except (TypeError, ZeroDivisionError):
         pass
+    prescribed = _coordinate_mask(model, prescribed)
     _invoke(_hybrid, model, _HD_NAMES, (model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out),
             "hybrid_dynamics")
     return a_out, tau_out
@@ -315,8 +315,17 @@ def coriolis_matrix(model, q, v):
     C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i (computed in
     the world frame with subtree sums, O(n d): algorithms/coriolis.py)."""
     C = np.zeros((model.nv, model.nv))
-    w = _work(model)
-    _invoke(_coriolis, model, _QV, (model._mb, w.wb_kin, q, v, *w.jac, C), "coriolis_matrix")
+    try:
+        w = model._tls.w
+    except AttributeError:
+        w = model._work()
+    jac = w.jac
+    try:
+        if not _coriolis(model._mb, w.wb_kin, q, v, jac[0], jac[1], jac[2], jac[3], C):
+            return C
+    except (TypeError, ZeroDivisionError):
+        pass
+    _invoke(_coriolis, model, _QV, (model._mb, w.wb_kin, q, v, *jac, C), "coriolis_matrix")
     return C
 
 
@@ -410,9 +419,10 @@ def jacobian(model, q, name, frame="local"):
         f = model.frames[name]
     except (KeyError, TypeError):
         f = model.frame(name, "name")          # names what is wrong
-    code = _FRAME_CODES.get(frame) if isinstance(frame, str) else None
-    if code is None:
-        raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}")
+    try:
+        code = _FRAME_CODES[frame]
+    except (KeyError, TypeError):     # TypeError: an unhashable frame
+        raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}") from None
     J = np.zeros((6, model.nv))
     if f.body == 0:
         return J
