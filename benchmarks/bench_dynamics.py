@@ -203,6 +203,50 @@ def bench_robot(name, repeat, seed=0):
     return model, rows, errs, int(mask.sum())
 
 
+def breakdown(name, repeat, seed=0):
+    """Where a small call's time goes: the public call, its kernel called through numba's dispatcher
+    with the wrapper's arguments made once (no output allocated, no Python wrapper), and Pinocchio.
+    {label: (public, kernel, pin)} per-call seconds (best rounds)."""
+    import engine
+    import pinocchio as pin
+    from engine.algorithms.crba import crba
+    from engine.poses import body_poses, frame_jacobian, FRAME_CODES
+    model, pmodel = load(name)
+    pdata = pmodel.createData()
+    q_to_pin, _ = coordinate_maps(model, pmodel)
+    rng = np.random.default_rng(seed)
+    q = engine.integrate(model, model.neutral(), rng.uniform(-0.5, 0.5, model.nv))
+    qp = q_to_pin(q)
+    w = model._work()
+    link = model.body_names[-1]
+    f = model.frames[link]
+    fid = pmodel.getFrameId(link)
+    M = np.empty((model.nv, model.nv))
+    P = np.empty((model.nbodies, 4, 4))
+    J = np.zeros((6, model.nv))
+    world = FRAME_CODES["world"]
+    mb = model._mb
+    calls = [
+        ("mass matrix", lambda: engine.mass_matrix(model, q), lambda: crba(mb, w.wb_crba, q, M),
+         lambda: pin.crba(pmodel, pdata, qp)),
+        ("jacobian world", lambda: engine.jacobian(model, q, link, "world"),
+         lambda: frame_jacobian(mb, w.wb_kin, q, f.body, f.placement, world, J),
+         lambda: pin.computeFrameJacobian(pmodel, pdata, qp, fid, pin.ReferenceFrame.WORLD)),
+        ("body poses", lambda: engine.body_poses(model, q), lambda: body_poses(mb, w.wb_kin, q, P),
+         lambda: pin.forwardKinematics(pmodel, pdata, qp)),
+    ]
+    out = {}
+    for label, public, kern, theirs in calls:
+        number = calibrate(public)
+        tu, tk, tp = [], [], []
+        for _ in range(repeat):
+            tu.append(timeit.Timer(public, timer=TIMER).timeit(number) / number)
+            tk.append(timeit.Timer(kern, timer=TIMER).timeit(number) / number)
+            tp.append(timeit.Timer(theirs, timer=TIMER).timeit(number) / number)
+        out[label] = (min(tu), min(tk), min(tp))
+    return out
+
+
 def print_setup(repeat, more="", target=TARGET):
     """Import the engine (compiling or loading its kernels) and print the machine and the method."""
     t0 = time.perf_counter()
@@ -218,6 +262,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robots", nargs="+", default=["panda", "ur5", "humanoid", "talos"], choices=sorted(ROBOTS))
     ap.add_argument("--repeat", type=int, default=21, help="timing rounds per call (default 21)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time the small calls' kernels without the wrapper (where the time goes)")
     ap.add_argument("--timer", choices=("cpu", "wall"), default="cpu",
                     help="per-call CPU time of this process (default) or wall time")
     args = ap.parse_args(argv)
@@ -247,6 +293,13 @@ def main(argv=None):
     print()
     for s in summary:
         print(s)
+    if args.breakdown:
+        print("\nbreakdown (best rounds, us): the public call; its kernel through numba's dispatcher, outputs and "
+              "arguments made once (no allocation, no Python wrapper); Pinocchio")
+        for name in args.robots:
+            for label, (tu, tk, tp) in breakdown(name, args.repeat).items():
+                print(f"{name:<8} {label:<15} public {tu * 1e6:6.2f}  kernel {tk * 1e6:6.2f}  pin {tp * 1e6:6.2f}   "
+                      f"public/pin {tu / tp:5.2f}  kernel/pin {tk / tp:5.2f}  wrapper and allocation {(tu - tk) * 1e6:5.2f}")
     print(f"\nworst ours/Pinocchio ratio (best rounds, ID/FD/M): {worst:.2f} "
           f"({'within' if worst <= TARGET else 'ABOVE'} the {TARGET} target)")
     print("'agree': relative difference of the results at the timed state (hybrid: |ID(a_out) - tau_out|)")
