@@ -145,8 +145,15 @@ class EngineImport:
         done). Returns once the child has compiled what the Python step needs (PYTHON_STEP_TASKS;
         this process then loads them from the cache) and leaves the child compiling the rest in the
         background, its progress followed by _drain."""
+        # the child imports this process's engine ("python -c" puts the working directory first on
+        # sys.path: another checkout's engine there would fill another cache while the window waits)
+        spec = importlib.util.find_spec("engine")
+        code = CHILD_CODE
+        if spec is not None and spec.origin is not None:
+            root = os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))
+            code = f"import sys; sys.path.insert(0, {root!r})\n" + CHILD_CODE
         try:
-            self.child = subprocess.Popen([sys.executable, "-c", CHILD_CODE],
+            self.child = subprocess.Popen([sys.executable, "-c", code],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         except OSError:
             return                      # then the import below compiles in this process

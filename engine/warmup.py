@@ -300,7 +300,13 @@ def parallel(jobs, log=None, tasks=None, on_done=None):
     the worker's traceback. log(str) hears each task done; on_done(task) too."""
     import subprocess
     tasks = dict(TASKS if tasks is None else tasks)
-    workers = [subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    # the workers import this process's engine: "python -c" puts the working directory first on
+    # sys.path, and another checkout's engine there (a worktree run from the main one) would compile
+    # other kernels into another cache while this process waits for its own
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = f"import sys; sys.path.insert(0, {root!r})\n" + _WORKER
+    workers = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 text=True, bufsize=1) for _ in range(max(1, int(jobs)))]
     done, running, cpu = set(), {}, {}
     order = list(tasks)

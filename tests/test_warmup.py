@@ -204,3 +204,17 @@ def test_parallel_compile_keeps_the_order_and_names_a_failure():
     r = subprocess.run([sys.executable, "-c", SCHEDULE], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=1800)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]
+
+
+def test_parallel_workers_import_the_callers_engine_not_the_working_directorys(tmp_path):
+    """The workers run "python -c", which puts the working directory first on sys.path: started from
+    a directory holding another engine (another checkout), they must still import the caller's."""
+    fake = tmp_path / "engine"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('the working directory engine, not the caller's')\n")
+    code = (f"import sys; sys.path.insert(0, {ROOT!r})\n"
+            "import engine.warmup as w\n"
+            "print(w.parallel(1, tasks={'model': ()}))\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=""))
+    assert r.returncode == 0 and "'model'" in r.stdout, r.stdout[-2000:] + r.stderr[-3000:]
