@@ -28,7 +28,7 @@ from .plots import PlotPanel
 from .plotstyle import default_channels
 from .scene import Scene
 from .teachui import TeachingUI
-from .view3d import View3D
+from .view3d import View3D, frame_ms_default
 from .recording import RecordingControl
 
 DEFAULT_MODEL = "double_pendulum"
@@ -90,6 +90,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame_count = 0
         self._frame_at = None       # perf_counter at the last frame
         self._panel_time = self._plot_time = 0.0
+        self._last_job = None       # "plot" or "panel": the heavy job of the last frame that had one
         self._loading = None
         self.pending_model = None   # (name or path, floating base) asked for before the engine was ready
         self._layout_restored = False
@@ -121,7 +122,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timer = QtCore.QTimer(self)
         self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._frame)
-        self.timer.start(16)
+        self.timer.start(frame_ms_default())     # 16 ms on a GPU, 20 under software GL (view3d.frame_ms_for)
         if engine is not None:
             self.set_engine(engine)
 
@@ -584,6 +585,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame_at = now
         try:
             self._frame_body()
+            self.view.paint_pending()     # the 3D view draws within its tick (View3D.update)
         except Exception as exc:        # a drawing fault must not stop the window (or spam it)
             self.report_exception(exc)
 
@@ -621,16 +623,23 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.view.follow(self.scene.body_poses[1][:3, 3] if len(self.scene.body_poses) > 1 else None)
             self._labels(snap)
         self.teach.frame(snap)
+        # one heavy job per frame at most, the most overdue first: a plot row (a staged redraw draws
+        # one row per frame) or the readouts, so no frame carries all of them (frame time p99)
         now = time.perf_counter()
-        if now - self._panel_time > PANEL_PERIOD:
+        plot_due = self.plots.has_pending() or now - self._plot_time > PLOT_PERIOD
+        panel_due = now - self._panel_time > PANEL_PERIOD
+        if plot_due and not (panel_due and self._last_job == "plot"):
+            self._last_job = "plot"
+            if not self.plots.refresh_pending():
+                self._plot_time = now
+                self.plots.refresh(staged=True)
+        elif panel_due:
+            self._last_job = "panel"
             self._panel_time = now
             self.joints.show_state(snap, snap.running)
             self.contact.show_state(snap)
             if self.loops.has_constraints():
                 self.loops.show_state(snap)
-        if now - self._plot_time > PLOT_PERIOD:
-            self._plot_time = now
-            self.plots.refresh()
 
     def _take_samples(self, blocks):
         """New sample blocks to the timeline's history (first: it drops what a resume replaces)
