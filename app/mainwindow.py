@@ -90,7 +90,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame_count = 0
         self._frame_at = None       # perf_counter at the last frame
         self._panel_time = self._plot_time = 0.0
-        self._last_job = None       # "plot" or "panel": the heavy job of the last frame that had one
+        self._job_at = {}           # heavy job of a frame ("plot", "panel", "teach") -> when it last ran
         self._loading = None
         self.pending_model = None   # (name or path, floating base) asked for before the engine was ready
         self._layout_restored = False
@@ -622,19 +622,27 @@ class MainWindow(QtWidgets.QMainWindow):
             if self.act_follow.isChecked():
                 self.view.follow(self.scene.body_poses[1][:3, 3] if len(self.scene.body_poses) > 1 else None)
             self._labels(snap)
-        self.teach.frame(snap)
-        # one heavy job per frame at most, the most overdue first: a plot row (a staged redraw draws
-        # one row per frame) or the readouts, so no frame carries all of them (frame time p99)
+        # one heavy job per frame at most, the least recently run of those due: a plot row (a staged
+        # redraw draws one row per frame), the readouts, or the teaching views, so no frame carries
+        # them all (frame time p99, issue 32); paused, the teaching views refill at once
         now = time.perf_counter()
-        plot_due = self.plots.has_pending() or now - self._plot_time > PLOT_PERIOD
-        panel_due = now - self._panel_time > PANEL_PERIOD
-        if plot_due and not (panel_due and self._last_job == "plot"):
-            self._last_job = "plot"
+        due = []
+        if self.plots.has_pending() or now - self._plot_time > PLOT_PERIOD:
+            due.append("plot")
+        if now - self._panel_time > PANEL_PERIOD:
+            due.append("panel")
+        teach_due = self.teach.views_due(snap)
+        if teach_due and snap.running:
+            due.append("teach")
+        job = min(due, key=lambda j: self._job_at.get(j, 0.0)) if due else None
+        if job is not None:
+            self._job_at[job] = now
+        self.teach.frame(snap, views=teach_due and (job == "teach" or not snap.running))
+        if job == "plot":
             if not self.plots.refresh_pending():
                 self._plot_time = now
                 self.plots.refresh(staged=True)
-        elif panel_due:
-            self._last_job = "panel"
+        elif job == "panel":
             self._panel_time = now
             self.joints.show_state(snap, snap.running)
             self.contact.show_state(snap)

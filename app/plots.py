@@ -114,7 +114,7 @@ class PlotPanel(QtWidgets.QWidget):
         self.recorder = None
         self.layout_ = None
         self.model = None
-        self.curves = {}          # column -> PlotDataItem
+        self.curves = {}          # column -> PlotCurveItem
         self.rows = {}            # row key -> _Row, in display order
         self._cols = []           # shown columns, in the order they were chosen
         self._wrap_cols = set()
@@ -385,7 +385,9 @@ class PlotPanel(QtWidgets.QWidget):
             for k, c in enumerate(row.cols):
                 color, dash = style_of(k)
                 pen = pg.mkPen(color, width=PEN_WIDTH, style=_DASH[dash])
-                item = pg.PlotDataItem([], [], pen=pen)
+                # a bare curve: PlotDataItem's bookkeeping around the same curve cost 625 us per
+                # setData of 1001 points against the curve's own 38 (12 curves at 15 Hz)
+                item = pg.PlotCurveItem([], [], pen=pen)
                 plot.addItem(item)
                 full = curve_label(self.layout_, c)
                 legend.addItem(item, self._legend_fm.elidedText(full, QtCore.Qt.TextElideMode.ElideMiddle,
