@@ -28,7 +28,7 @@ from .plots import PlotPanel
 from .plotstyle import default_channels
 from .scene import Scene
 from .teachui import TeachingUI
-from .view3d import View3D
+from .view3d import View3D, frame_ms_default
 from .recording import RecordingControl
 
 DEFAULT_MODEL = "double_pendulum"
@@ -90,6 +90,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame_count = 0
         self._frame_at = None       # perf_counter at the last frame
         self._panel_time = self._plot_time = 0.0
+        self._job_at = {}           # heavy job of a frame ("plot", "panel", "teach") -> when it last ran
         self._loading = None
         self.pending_model = None   # (name or path, floating base) asked for before the engine was ready
         self._layout_restored = False
@@ -121,7 +122,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timer = QtCore.QTimer(self)
         self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._frame)
-        self.timer.start(16)
+        self.timer.start(frame_ms_default())     # 16 ms on a GPU, 20 under software GL (view3d.frame_ms_for)
         if engine is not None:
             self.set_engine(engine)
 
@@ -584,6 +585,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame_at = now
         try:
             self._frame_body()
+            self.view.paint_pending()     # the 3D view draws within its tick (View3D.update)
         except Exception as exc:        # a drawing fault must not stop the window (or spam it)
             self.report_exception(exc)
 
@@ -620,17 +622,32 @@ class MainWindow(QtWidgets.QMainWindow):
             if self.act_follow.isChecked():
                 self.view.follow(self.scene.body_poses[1][:3, 3] if len(self.scene.body_poses) > 1 else None)
             self._labels(snap)
-        self.teach.frame(snap)
+        # one heavy job per frame at most, the least recently run of those due: a plot row (a staged
+        # redraw draws one row per frame), the readouts, or the teaching views, so no frame carries
+        # them all (frame time p99, issue 32); paused, the teaching views refill at once
         now = time.perf_counter()
+        due = []
+        if self.plots.has_pending() or now - self._plot_time > PLOT_PERIOD:
+            due.append("plot")
         if now - self._panel_time > PANEL_PERIOD:
+            due.append("panel")
+        teach_due = self.teach.views_due(snap)
+        if teach_due and snap.running:
+            due.append("teach")
+        job = min(due, key=lambda j: self._job_at.get(j, 0.0)) if due else None
+        if job is not None:
+            self._job_at[job] = now
+        self.teach.frame(snap, views=teach_due and (job == "teach" or not snap.running))
+        if job == "plot":
+            if not self.plots.refresh_pending():
+                self._plot_time = now
+                self.plots.refresh(staged=True)
+        elif job == "panel":
             self._panel_time = now
             self.joints.show_state(snap, snap.running)
             self.contact.show_state(snap)
             if self.loops.has_constraints():
                 self.loops.show_state(snap)
-        if now - self._plot_time > PLOT_PERIOD:
-            self._plot_time = now
-            self.plots.refresh()
 
     def _take_samples(self, blocks):
         """New sample blocks to the timeline's history (first: it drops what a resume replaces)

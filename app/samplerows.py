@@ -74,7 +74,7 @@ class StepRows:
 
     # ------------------------------------------------------------------ the stepping loop
     def steps_until(self, target, deadline, max_steps=None, drag=None, watched=None, rtf=float("nan"), fill=None,
-                    stepped=None):
+                    stepped=None, progress=None):
         """Step until sim time reaches ``target`` or wall time passes ``deadline`` (or ``max_steps``
         steps). Returns (steps taken, whether the time budget ended the batch).
 
@@ -85,7 +85,8 @@ class StepRows:
         is left of the budget, so one call never overruns it by more than a step. A drag spring
         is rewritten every step (its steps are single calls). ``fill(row, sim)``: more columns of a
         row (the contact and limit columns of app/contactsim.py); ``stepped(sim)``: after steps
-        that wrote no row. An error of the simulator propagates after the rows of the steps
+        that wrote no row; ``progress()``: after every call (the worker publishes a snapshot from
+        there when a long batch would leave the window a frame without one). An error of the simulator propagates after the rows of the steps
         already taken are handed on."""
         sim = self.sim
         k, hit = 0, False
@@ -110,10 +111,14 @@ class StepRows:
                     if stepped is not None:
                         stepped(sim)
                     k += m
+                    if progress is not None:
+                        progress()
                     continue
                 self._row_step(drag, watched, rtf, fill)
                 self._measured(1, time.perf_counter() - now)
                 k += 1
+                if progress is not None:
+                    progress()
         finally:
             if self._n:
                 self.samples.put(self._block[:self._n].copy())

@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import math
 import queue
+import sys
 import threading
 import time
 from collections import deque
@@ -45,6 +46,10 @@ from .recorder import SampleLayout, SampleQueue
 from .samplerows import SAMPLE_INTERVAL, StepRows
 from .snapshot import Snapshot, take_snapshot
 from .teaching import TeachingProbe
+
+
+PUBLISH_PERIOD = 0.006       # s of wall time: the longest a running batch goes without a snapshot
+SWITCH_INTERVAL = 0.001      # s: sys.setswitchinterval while a simulation thread runs (see SimWorker.start)
 
 
 class EngineInputs(Controller):
@@ -107,6 +112,7 @@ class SimWorker:
         self._drag_mode = None
         self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
         self._snapshot = None
+        self._published_at = 0.0
         self.thread_cpu = 0.0
         self._evaluate()
         self._publish()
@@ -114,6 +120,12 @@ class SimWorker:
 
     # ------------------------------------------------------------------ life
     def start(self):
+        # the GIL's switch interval: a thread waiting for the interpreter gets it after at most this
+        # long. Python's 5 ms let the simulation thread's Python (between its compiled calls, which
+        # release the GIL) hold the window's frame back by 5 ms at a time; at 1 ms the frame-time
+        # p99 of the humanoid at dt = 1 ms fell from 46 to 32 ms (benchmarks/bench_gui.py, issue 32)
+        if sys.getswitchinterval() > SWITCH_INTERVAL:
+            sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread.start()
         return self
 
@@ -378,7 +390,8 @@ class SimWorker:
         try:
             k, hit = self.rows.steps_until(target, deadline, max_steps, drag=drag, watched=self.watched_joint,
                                            rtf=self.pacer.rtf, fill=self.contact.fill,
-                                           stepped=self.contact.stepped)
+                                           stepped=self.contact.stepped,
+                                           progress=None if max_steps is not None else self._progress)
         except self.e.SimulationDiverged as exc:
             self._fault(self._diverged_message(exc))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
@@ -514,7 +527,16 @@ class SimWorker:
         self.sim.f_ext = None
 
     # ------------------------------------------------------------------ snapshots
+    def _progress(self):
+        """Within a batch: a snapshot when the last one is PUBLISH_PERIOD old, so that a batch
+        that takes most of a frame (the physics behind, at a small dt) never leaves the window's
+        frame without a new state to draw (its 16 ms timer and the batches beat otherwise: two
+        timer ticks, 33 ms, between two drawn states)."""
+        if time.perf_counter() - self._published_at >= PUBLISH_PERIOD:
+            self._publish()
+
     def _publish(self):
+        self._published_at = time.perf_counter()
         self._serial += 1
         teach = None
         if self.want_teaching or self.want_trace:

@@ -26,6 +26,7 @@ class TeachingUI(QtCore.QObject):
         self.overlay = None
         self.model = None
         self._shown_at = 0.0
+        self._views_at = 0.0        # when the Inspector or the Equation view was last refilled
         self._last_teaching = None
         self._shown = {}                 # view -> the Teaching it shows
         self._drawn_serial = -1
@@ -159,7 +160,19 @@ class TeachingUI(QtCore.QObject):
         self.inspector.select(name)
 
     # ------------------------------------------------------------------ per frame
-    def frame(self, snap):
+    def views_due(self, snap):
+        """Whether ``frame`` would refill the Inspector or the Equation view with this snapshot
+        (the window gives that a frame of its own while running: MainWindow._frame_body)."""
+        t = snap.teaching
+        if self.model is None or self.overlay is None or t is None:
+            return False
+        due = not snap.running or time.perf_counter() - self._views_at > PERIOD
+        return any(dock.isVisible() and self._shown.get(view) is not t and (due or self._shown.get(view) is None)
+                   for dock, view in ((self.inspector_dock, self.inspector), (self.equation_dock, self.equation)))
+
+    def frame(self, snap, views=True):
+        """Per frame: the teaching views (when ``views``: the window's frame may give them to another
+        job), the step-through, the overlay on the bodies."""
         if self.model is None or self.overlay is None:
             return
         t = snap.teaching
@@ -169,12 +182,15 @@ class TeachingUI(QtCore.QObject):
             if due and t is not self._last_teaching:
                 self._shown_at = now
                 self._last_teaching = t
+        if t is not None and views:
+            due = not snap.running or now - self._views_at > PERIOD
             # each view is filled with the newest data it has not shown: a view opened after
             # another took the snapshot (the Inspector, then the Equation view) fills at once
             for dock, view in ((self.inspector_dock, self.inspector), (self.equation_dock, self.equation)):
                 last = self._shown.get(view)
                 if dock.isVisible() and last is not t and (due or last is None):
                     self._shown[view] = t
+                    self._views_at = now
                     view.show_teaching(t)
                     if view is self.equation:      # which state its numbers belong to
                         self.equation_dock.setWindowTitle(f"Equation of Motion (t = {t.t:.4f} s)")

@@ -44,6 +44,30 @@ def shadows_for(renderer):
     return not any(s in r for s in SOFTWARE_GL)
 
 
+def frame_ms_for(renderer):
+    """The window's frame tick (ms): 16 (60 fps) on a GPU; 20 (50 fps) on a software rasteriser,
+    where the 3D view's paint and its rasterising threads take a core's worth at 60 fps and the
+    simulation thread, sharing the cores, fell behind at dt = 1 ms (humanoid standing, bench_gui
+    on 2 cores: real-time factor 0.79-0.87 at 60 fps, 0.92-1.0 at 50, frame-time p99 28-31 ms
+    both). JOINTLAB_FRAME_MS=N forces N."""
+    env = os.environ.get("JOINTLAB_FRAME_MS")
+    if env is not None and env.strip():
+        return max(1, int(env))
+    r = (renderer or "").lower()
+    return 20 if any(s in r for s in SOFTWARE_GL) else 16
+
+
+_frame_ms = None
+
+
+def frame_ms_default():
+    """The frame tick of this process (decided once)."""
+    global _frame_ms
+    if _frame_ms is None:
+        _frame_ms = frame_ms_for(None if os.environ.get("JOINTLAB_FRAME_MS") else gl_renderer())
+    return _frame_ms
+
+
 _shadows = None
 
 
@@ -112,6 +136,7 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self._drag = None            # (plane point, plane normal)
         self._last_hover = 0.0
         self.frame_times = deque(maxlen=4000)   # perf_counter at each paint
+        self._dirty = True           # a paint is due (update); paint_pending draws it
         self.frame_hooks = []        # called right after each paint, context current (video capture)
         from .scene import BACKGROUND
         self.setBackgroundColor(BACKGROUND)
@@ -119,7 +144,30 @@ class View3D(GLViewMixin, QtOpenGL.QOpenGLWindow):
     def devicePixelRatioF(self):
         return self.devicePixelRatio()
 
+    def update(self):
+        """A repaint is due (a body moved, the camera turned): drawn by the window's next frame
+        tick (``paint_pending``), synchronously. Qt's own update of a QOpenGLWindow is a deferred
+        request that the xcb platform delivered up to a whole 16 ms tick late, so a state drawn
+        every tick showed two ticks apart (frame-time p99 33-37 ms at dt = 2 ms; 24-26 ms drawn
+        from the tick; benchmarks/bench_gui.py, issue 32). Qt's own paints (expose, resize) stay."""
+        self._dirty = True
+
+    def paint_pending(self):
+        """Draw now when something changed since the last paint and the view is on screen; True
+        when it drew."""
+        if not self._dirty or not self.isExposed() or self.context() is None:
+            return False
+        self._dirty = False
+        self.makeCurrent()
+        try:
+            self.paintGL()
+            self.context().swapBuffers(self)
+        finally:
+            self.doneCurrent()
+        return True
+
     def paintGL(self):
+        self._dirty = False
         self.frame_times.append(time.perf_counter())
         super().paintGL()
         for hook in list(self.frame_hooks):

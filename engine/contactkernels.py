@@ -1019,6 +1019,21 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     st = _integrate_free(m_bytes, q, v_new, h, free_iq, free_iv, q_mid, R0, R1, tmp)
     if st != OK:
         return st
+    if any_prescribed and nrows == 0:
+        # the motors of prescribed joints: besides the constraints' direct push (J^T lambda / h,
+        # below) they carry the inertial coupling of the other joints' change of motion,
+        # (M (a - a_free))_p, with a the step's own acceleration and a_free the hybrid dynamics of
+        # the free motion (a1 until the report): tau = ID(q, v, a, contact wrenches) at the start.
+        # M is still the start state's (_project_out reuses it as scratch below). With closed
+        # loops engine.motor_torque settles them after the call (their multipliers enter too).
+        for j in range(nv):
+            tmp[j] = (v_new[j] - v[j]) / h - a1[j]
+        for j in range(nv):
+            if prescribed[j]:
+                s = 0.0
+                for k in range(nv):
+                    s += M[j, k] * tmp[k]
+                tau1[j] += s
     if gnd[6] != 0.0:
         st = _project_out(m_bytes, ws_k, ws_m, q_mid, prescribed, geo, gnd, t1, t2, counts, sb, sx, sd, skey,
                           sshape, T, Jall, M, tmp, q_new)
@@ -1091,7 +1106,7 @@ def _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi, t1,
     return False
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, nogil=True)
 def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, prescribed, code, params, base,
                     damping, tau_base, acc_base, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v, rec_a,
                     rec_tau, done, energy, geo, gnd, lim_q, lim_v, lim_lo, lim_hi, limit_e, free_iq, free_iv,

@@ -596,14 +596,16 @@ class Simulator:
                 if span > 0:
                     if record is not None:
                         rec = tuple(r[k:] for r in record)
-                    elif span > 1 and self.prescribed.any():
-                        # rows of its own, so that every step's torque and work are settled
+                    elif packed and span > 1 and self.prescribed.any():
+                        # closed loops: rows of its own, so that every step's torque and work are
+                        # settled here (engine.motor_torque); without loops the compiled step
+                        # settles the prescribed joints' torques itself
                         span = min(span, SETTLE_ROWS)
                         rec = settle_buffer(self)
                     else:
                         rec = None
                     done, python_step = uni.run_compiled(self, span, rec, packed)
-                    if done:
+                    if done and packed:
                         self._settle_tau(None if rec is None else tuple(r[:done] for r in rec))
                     k += done
                     if not python_step:

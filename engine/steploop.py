@@ -263,7 +263,7 @@ def evaluate_laws(m_bytes, ws_g, t, q, v, code, params, base, tau_base, acc_base
                  flags, np.zeros(nv), np.empty(nv), np.empty(nv), np.empty(nq), np.empty(nv), tau_cmd, a_cmd)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, nogil=True)
 def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
                     tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
                     rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj, lim_q, lim_v, lim_lo,
@@ -471,7 +471,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
 @kernel(STATUS(MODEL_T, WS_T, WS_T, VEC_T, VEC_T, VEC_T, types.float64, types.int64, types.int64,
              BOOL_T, INT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T,
              VEC_T, VEC_T, MAT_T, MAT_T, MAT_T, MAT_T, INT_T, WS_T, IMAT_T, MAT_T, VEC_T, VEC_T, VEC_T, VEC_T),
-      cache=True, _nrt=True)
+      cache=True, _nrt=True, nogil=True)
 def advance(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, code, params, base, damping,
             tau_base, acc_base, tau_seq, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v,
             rec_a, rec_tau, done, ws_k, ci, cf, gains, lam_out, energy, proj):
