@@ -27,10 +27,15 @@ def test_the_compiled_step_entry_points_release_the_interpreter_lock(engine_mod)
         assert disp.targetoptions.get("nogil") is True, disp.py_func.__qualname__
 
 
-def test_a_simulation_thread_shortens_the_switch_interval(qtbot, window, models):
-    from app.simworker import SWITCH_INTERVAL
-    install(qtbot, window, models[0])
+def test_a_simulation_thread_shortens_the_switch_interval_and_yields_to_the_window(qtbot, window, models):
+    import os
+    from app.simworker import SWITCH_INTERVAL, SIM_NICE
+    w = install(qtbot, window, models[0])
     assert sys.getswitchinterval() <= SWITCH_INTERVAL
+    if hasattr(os, "setpriority") and not os.environ.get("JOINTLAB_SIM_NICE"):
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        theirs = os.getpriority(os.PRIO_PROCESS, w._thread.native_id)
+        assert theirs >= min(19, mine + SIM_NICE), (mine, theirs)
 
 
 # ---------------------------------------------------------------------- a long batch publishes states
