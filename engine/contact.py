@@ -287,6 +287,116 @@ class ContactGeometry:
         self.box_pairs = [(a, b) for i, a in enumerate(self.boxes) for b in self.boxes[i + 1:]
                           if root[a[1]] != root[b[1]]]
         self.empty = (len(self.points) == 0 and len(self.sph_r) == 0 and len(self.disk_r) == 0)
+        self._pair_setup(model)
+        self.configure_pairs(False, ())
+
+    # ------------------------------------------------------------------ body-body (engine.collision)
+    def _pair_setup(self, model):
+        """Every collision shape of a movable body as an engine.collision shape (kind, half sizes,
+        hull vertices) with its placement in its body: the narrow phase's input."""
+        from .collision.api import Box, Sphere, Capsule, Cylinder, Convex
+        shp, body, TR, Tp, link = [], [], [], [], []
+        for si, sh in enumerate(model.collisions):
+            if sh.body == 0:
+                continue
+            try:
+                if sh.kind == "box":
+                    c = Box(*np.asarray(sh.size, dtype=float))
+                elif sh.kind == "sphere":
+                    c = Sphere(sh.radius)
+                elif sh.kind == "capsule":
+                    c = Capsule(sh.radius, sh.length)
+                elif sh.kind == "cylinder":
+                    c = Cylinder(sh.radius, sh.length)
+                elif sh.kind == "mesh" and sh.vertices is not None and len(sh.vertices) >= 4:
+                    V = np.asarray(sh.vertices, dtype=float)
+                    try:
+                        from scipy.spatial import ConvexHull
+                        V = V[ConvexHull(V).vertices]
+                    except Exception:
+                        pass
+                    c = Convex(V)
+                else:
+                    continue
+            except ValueError:          # a zero size or a flat mesh: nothing to touch with
+                continue
+            T = np.asarray(sh.placement, dtype=float)
+            shp.append(c), body.append(sh.body), TR.append(T[:3, :3]), Tp.append(T[:3, 3]), link.append(sh.link)
+        self.pair_shapes = shp
+        self.pair_shape_body = np.array(body, dtype=np.int64)
+        self.pair_R = np.array(TR, dtype=float).reshape(-1, 3, 3)
+        self.pair_p = np.array(Tp, dtype=float).reshape(-1, 3)
+        self.pair_link = link
+
+    def configure_pairs(self, self_collision, disabled):
+        """Which shape pairs may touch: shapes of different bodies hanging from different roots
+        always; with ``self_collision`` also two links of one robot, unless they are adjacent
+        (parent and child: their shapes overlap at the joint by design) or ``disabled`` lists the
+        pair of links (SRDF ``<disable_collisions>``, names of links or bodies)."""
+        from .collision.broad import BroadPhase
+        key = (bool(self_collision), tuple(sorted(tuple(sorted(map(str, p))) for p in disabled)))
+        if getattr(self, "_pair_key", None) == key:
+            return
+        self._pair_key = key
+        n = len(self.pair_shapes)
+        b = self.pair_shape_body
+        par = self.model._m["parent"]
+        names = self.model.body_names
+        off = {frozenset(p) for p in key[1]}
+        skip = np.zeros((n, n), dtype=bool)
+        for i in range(n):
+            for j in range(i + 1, n):
+                bi, bj = int(b[i]), int(b[j])
+                if bi == bj:
+                    s = True
+                elif self.root[bi] != self.root[bj]:
+                    s = False
+                elif not self_collision or par[bi] == bj or par[bj] == bi:
+                    s = True
+                else:
+                    s = any(frozenset((x, y)) in off for x in (self.pair_link[i], names[bi - 1])
+                            for y in (self.pair_link[j], names[bj - 1]))
+                skip[i, j] = skip[j, i] = s
+        self.pair_skip = skip
+        self.has_pairs = bool(n > 1 and not skip[np.triu_indices(n, 1)].all())
+        self.broad = BroadPhase(self.pair_shapes, skip, 0.0) if self.has_pairs else None
+
+    def pair_world(self, T):
+        """World rotations (n, 3, 3) and origins (n, 3) of the pair shapes at body poses T."""
+        R, p = _rows(T)
+        b = self.pair_shape_body
+        Rb = R[b]
+        Rw = np.einsum("kij,kjl->kil", Rb, self.pair_R)
+        pw = _rot(Rb, self.pair_p) + p[b]
+        return np.ascontiguousarray(Rw), np.ascontiguousarray(pw)
+
+    def body_contacts(self, T, margin):
+        """Contacts between bodies within `margin` (engine.collision: broad phase, then each
+        candidate pair's manifold, up to 4 points): list of (body_a, body_b, point, normal (from b
+        into a: the direction of the force on a), signed distance, key). The point is the midpoint
+        of the two witnesses, where both bodies' velocities are compared."""
+        if not self.has_pairs:
+            return []
+        from .collision.manifold import pair_manifold
+        Rw, pw = self.pair_world(T)
+        self.broad.margin = float(margin)
+        pairs = self.broad.pairs_at(Rw, pw)
+        out = []
+        pts = np.empty((4, 6))
+        depth = np.empty(4)
+        normal = np.empty(3)
+        sh = self.pair_shapes
+        b = self.pair_shape_body
+        for i, j in pairs.tolist():
+            A, B = sh[i], sh[j]
+            k = pair_manifold(A.kind, A.size, A.verts, Rw[i], pw[i], B.kind, B.size, B.verts, Rw[j], pw[j],
+                              float(margin), pts, depth, normal)
+            for r in range(k):
+                if -depth[r] > margin:
+                    continue
+                x = 0.5 * (pts[r, 0:3] + pts[r, 3:6])
+                out.append((int(b[i]), int(b[j]), x, -normal.copy(), float(-depth[r]), ("p", i, j, r)))
+        return out
 
     # ------------------------------------------------------------------ detection
     def ground_points(self, T, n, height, margin=np.inf):

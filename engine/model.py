@@ -337,7 +337,29 @@ class Model:
         self._coordinate_joint = np.repeat(np.arange(len(joints)), [j.nv for j in joints]).astype(np.int64)
         self.massless_joints = self._find_massless()
         self.constraints = [c.bind(self) for c in builder.constraints]
+        self.self_collision = False
+        self.disabled_collisions = []
+        self.contact_materials = {}
         return self
+
+    # ------------------------------------------------------------------ body-body contact settings
+    # ``self_collision`` (default False): whether two links of one robot (bodies hanging from the
+    # same root) touch each other in the contact step. Off by default: a robot's collision shapes
+    # are drawn coarse and its links' shapes often overlap at the joints and in the neutral pose
+    # (without a curated SRDF they would be pushed apart at the first step), and most robots are
+    # simulated without it (MuJoCo too excludes parent-child pairs and, by default, nothing else
+    # only because its models exclude by hand). Adjacent links (parent and child) never touch;
+    # ``disabled_collisions`` lists more pairs of link (or body) names, e.g. from an SRDF:
+    # ``model.disable_collisions("robot.srdf")``. Bodies of different roots (two robots, free
+    # objects) always touch. ``contact_materials``: body index -> (friction, restitution) of
+    # bodies with their own values (engine.Scene sets them); the others take the ground's.
+    def disable_collisions(self, srdf):
+        """Add the pairs an SRDF's ``<disable_collisions>`` lists (a path or the XML text) to
+        ``disabled_collisions``; returns how many were added."""
+        from .collision.srdf import disabled_pairs
+        pairs = disabled_pairs(srdf)
+        self.disabled_collisions = list(self.disabled_collisions) + pairs
+        return len(pairs)
 
     # ------------------------------------------------------------------ packed data and settings
     def _set_packed(self, m):
@@ -386,6 +408,8 @@ class Model:
         other.__dict__.update(self.__dict__)
         other._tls = threading.local()
         other.constraints = [copy.copy(c) for c in self.constraints]
+        other.disabled_collisions = list(getattr(self, "disabled_collisions", []))
+        other.contact_materials = dict(getattr(self, "contact_materials", {}))
         other.__dict__.pop("_constraint_warnings", None)
         return other
 

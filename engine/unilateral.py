@@ -183,7 +183,8 @@ class ContactStepper:
         Python step handles those."""
         if sim.controller is not None or packed is False:
             return False
-        return sim.ground is None or not self.geometry.box_pairs
+        return not self._configure_pairs() and (sim.ground is None or not self.geometry.box_pairs) \
+            and not getattr(self.model, "contact_materials", None)
 
     def _buffers(self):
         if self._kernel is None:
@@ -310,7 +311,9 @@ class ContactStepper:
             n = ground.normal
             for k in range(len(b)):
                 contacts.append((int(b[k]), 0, X[k], n, float(d[k]), ("g", int(key[k]))))
-            contacts += g.box_contacts(T, margin if box_margin is None else box_margin)
+        self._configure_pairs()
+        if g.has_pairs:
+            contacts += g.body_contacts(T, contact_margin if box_margin is None else box_margin)
         limits = []             # (velocity index, sign, distance)
         if sim.joint_limits and self.has_limits:
             qi = q[self.lim_q]
@@ -335,9 +338,33 @@ class ContactStepper:
             _, _, d, _ = self.geometry.ground_points(T, sim.ground.normal, sim.ground.height, 0.0)
             if d.size and d.min() < 0.0:
                 return True
-            if self.geometry.box_contacts(T, 0.0):
+        if self._configure_pairs():
+            T = _world_poses(self.model, q)
+            if any(c[4] < 0.0 for c in self.geometry.body_contacts(T, 0.0)):
                 return True
         return False
+
+    def _configure_pairs(self):
+        """The model's self-collision switch and its disabled pairs into the geometry's pair filter
+        (re-read at every step: ``model.self_collision`` may be switched between steps); whether
+        any pair of bodies may touch."""
+        m = self.model
+        self.geometry.configure_pairs(getattr(m, "self_collision", False), getattr(m, "disabled_collisions", ()))
+        return self.geometry.has_pairs
+
+    def material(self, ba, bb, ground):
+        """(friction, restitution) of a contact of body ba with body bb (0: the ground). A body
+        takes its values from ``model.contact_materials`` (body index -> (friction, restitution),
+        set by engine.Scene) or else the ground's (engine.Ground's defaults without a ground); a
+        pair takes the mean of its two sides' values (a body without its own values on the ground:
+        the ground's, as before)."""
+        gm = (ground.friction, ground.restitution) if ground is not None else (0.8, 0.0)
+        mats = getattr(self.model, "contact_materials", None) or {}
+        a = mats.get(ba, gm)
+        b = gm if bb == 0 else mats.get(bb, gm)
+        mu = 0.5 * ((gm[0] if a[0] is None else a[0]) + (gm[0] if b[0] is None else b[0]))
+        e = 0.5 * ((gm[1] if a[1] is None else a[1]) + (gm[1] if b[1] is None else b[1]))
+        return mu, e
 
     def _jacobians(self, q, bodies):
         nv = self.model.nv
@@ -450,14 +477,14 @@ class ContactStepper:
         target = np.zeros(m)
         v_minus = J @ v
         nc = len(contacts)
-        e_g = ground.restitution if ground is not None else 0.0
+        mats = [self.material(c[0], c[1], ground) for c in contacts]
         landing = np.zeros(nc)              # speed at which a contact reaches the ground in this step
-        if nc and e_g > 0.0:
+        if nc and any(e > 0.0 for _, e in mats):
             a_n = (J[0:3 * nc:3] @ (v_free - v)) / h     # free normal accelerations of the points
         for k, c in enumerate(contacts):
             d = c[4]
             kind[3 * k:3 * k + 3] = (NORMAL, TANGENT, TANGENT)
-            mu[3 * k] = ground.friction if ground is not None else 0.0
+            mu[3 * k], e_g = mats[k]
             vn = v_minus[3 * k]
             if d > 0.0:
                 target[3 * k] = -d / h
@@ -663,14 +690,15 @@ class ContactStepper:
 
     def _project_out(self, sim, q):
         """Remove penetrations deeper than PENETRATION_SLOP by moving q only (v untouched)."""
-        if sim.ground is None or self.geometry.empty:
+        if sim.ground is None or (self.geometry.empty and not self._configure_pairs()):
             return q
         model = self.model
         T = _world_poses(model, q)
         g = self.geometry
         b, X, d, key = g.detect(T, sim.ground, 0.0)
         contacts = [(int(b[k]), 0, X[k], sim.ground.normal, float(d[k]), None) for k in range(len(b))]
-        contacts += g.box_contacts(T, 0.0)
+        if self._configure_pairs():
+            contacts += g.body_contacts(T, 0.0)
         contacts = [c for c in contacts if c[4] < -PENETRATION_SLOP]
         if not contacts:
             return q
