@@ -178,20 +178,25 @@ class ContactStepper:
     # ------------------------------------------------------------------ the compiled step
     def compiled_ok(self, sim, packed):
         """Whether engine.contactkernels.contact_advance takes this simulator's steps: not with a
-        Python controller, box-box contacts, or loops the compiled step does not know (packed is
+        Python controller, or loops the compiled step does not know (packed is
         sim._loop_spec(): False for a Pfaffian constraint or projection after every step): the
         Python step handles those."""
         if sim.controller is not None or packed is False:
             return False
-        return not self._configure_pairs() and (sim.ground is None or not self.geometry.box_pairs) \
-            and not getattr(self.model, "contact_materials", None)
+        return True
 
     def _buffers(self):
+        self._configure_pairs()
+        if self._kernel is not None and self._kernel["pair_key"] != self.geometry._pair_key:
+            self._kernel = None          # self-collision switched: new pair geometry (no warm start)
         if self._kernel is None:
             from .model import WS_DTYPE
             model, g = self.model, self.geometry
             npts = len(g.points) + len(g.sph_r) + len(g.disk_r)
-            cap = npts + 1
+            cap = npts + 1 + g.pair_capacity
+            mats = np.full((model.nbodies + 1, 2), np.nan)
+            for b, (mu, e) in (getattr(model, "contact_materials", None) or {}).items():
+                mats[b] = (np.nan if mu is None else mu, np.nan if e is None else e)
             nlim = len(self.lim_v)
             rng = np.array([[a, b] for (a, b) in g._grp_rng], dtype=np.int64).reshape(-1, 2)
             geo = (np.ascontiguousarray(g.points, dtype=float).reshape(-1, 3), g.point_body.astype(np.int64),
@@ -208,7 +213,8 @@ class ContactStepper:
                 c_force=np.zeros((cap, 3)), c_pen=np.zeros(cap), limit_forces=np.zeros(model.nv),
                 istats=np.zeros(6, dtype=np.int64), fstats=np.zeros(2), gnd=np.zeros(8),
                 no_i=np.zeros(0, dtype=np.int64), no_f=np.zeros(0),
-                char_length=float(model.characteristic_length()))
+                char_length=float(model.characteristic_length()), pgeo=g.pair_arrays(), mats=mats,
+                c_other=np.zeros(cap, dtype=np.int64), c_normal=np.zeros((cap, 3)), pair_key=g._pair_key)
         return self._kernel
 
     def run_compiled(self, sim, n, record, packed):
@@ -238,7 +244,7 @@ class ContactStepper:
             gnd[:3] = ground.normal
             gnd[3], gnd[4], gnd[5], gnd[6] = ground.height, ground.friction, ground.restitution, 1.0
         else:
-            gnd[:] = (0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            gnd[:] = (0.0, 0.0, 1.0, 0.0, 0.8, 0.0, 0.0, 0.0)     # Ground's defaults: bodies touching bodies
         gnd[7] = len(model.collisions)
         if sim.joint_limits and self.has_limits:
             lq, lv, llo, lhi = self.lim_q, self.lim_v, self.lim_lo, self.lim_hi
@@ -266,7 +272,7 @@ class ContactStepper:
                              loop.done, loop.energy, K["geo"], gnd, lq, lv, llo, lhi, float(sim.limit_restitution),
                              K["free_iq"], K["free_iv"], K["char_length"], K["warm_key"], K["warm_lam"], K["nwarm"],
                              K["c_body"], K["c_point"], K["c_force"], K["c_pen"], K["limit_forces"], st_i, st_f,
-                             ci, cf, gains, loop.lam, loop.proj)
+                             ci, cf, gains, loop.lam, loop.proj, K["pgeo"], K["mats"], K["c_other"], K["c_normal"])
         done = int(loop.done[0])
         if done:
             sim.t_prev, sim.q_prev, sim.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
@@ -284,8 +290,8 @@ class ContactStepper:
                 sim.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
                 sim.tau_cmd = loop.bad[nq + 3 * nv:].copy()
             nc = int(st_i[I_NCON])
-            sim._set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), gnd[:3].copy(),
-                                    K["c_force"][:nc].copy(), K["c_pen"][:nc].copy())
+            sim._set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), K["c_normal"][:nc].copy(),
+                                    K["c_force"][:nc].copy(), K["c_pen"][:nc].copy(), K["c_other"][:nc].copy())
             sim.limit_forces = K["limit_forces"].copy()
             sim.blocked = np.zeros(model.nv, dtype=bool)
             self.warm = {}
@@ -690,7 +696,7 @@ class ContactStepper:
 
     def _project_out(self, sim, q):
         """Remove penetrations deeper than PENETRATION_SLOP by moving q only (v untouched)."""
-        if sim.ground is None or (self.geometry.empty and not self._configure_pairs()):
+        if sim.ground is None or self.geometry.empty:
             return q
         model = self.model
         T = _world_poses(model, q)
