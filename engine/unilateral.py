@@ -35,6 +35,12 @@ Rows (all velocity level, J v+ compared with a target):
   at e V whatever h (apex ratios e^2; e = 1 keeps the energy). A point struck while touching
   (d <= 0, n.v < 0 at the start) bounces the same way on V = -n.v. Slower than RESTITUTION_SPEED:
   inelastic (resting contact does not chatter);
+- body-body contact (engine.collision through ``ContactGeometry.body_contacts``): the same three
+  rows on the relative velocity of the two bodies at the contact point (the impulse acts on both,
+  with opposite signs), the normal the pair's (from the second body into the first), the gap the
+  pair's signed distance; friction and restitution the mean of the two bodies' values
+  (``material``: ``model.contact_materials``, else the ground's). Which bodies may touch:
+  ``model.self_collision`` (default off), adjacent links never, ``model.disabled_collisions``;
 - friction t1, t2: the exact Coulomb disk |lambda_t| <= mu lambda_n, sticking when t.v+ = 0;
 - joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints); with
   restitution e (``limit_restitution``, default 0: no bounce) a joint bounces as a contact does,
