@@ -1206,6 +1206,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             if not pskip[i, j]:
                 pcap += 4
     has_pairs = pcap > 0
+    g_mag = math.sqrt(m[0].g[3] * m[0].g[3] + m[0].g[4] * m[0].g[4] + m[0].g[5] * m[0].g[5])
     pbase = npts + 1                  # keys of pair contacts start after the support points'
     cap = npts + 1 + pcap
     cbb = np.zeros(cap, dtype=np.int64)
@@ -1258,7 +1259,12 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             for c in range(3):
                 cn[i, c] = n_ground[c]
         if has_pairs:
-            nc = _pairs(pgeo, T, CONTACT_MARGIN, nc, pbase, cb, cbb, cx, cn, cd, ckey)
+            # the bodies a step can bring together (engine.unilateral.ContactStepper._pair_margin)
+            speed = 0.0
+            for k in range(nv):
+                speed = max(speed, abs(v[k]))
+            pm = CONTACT_MARGIN + g_mag * h * h + 2.0 * h * speed * (1.0 + char_length)
+            nc = _pairs(pgeo, T, pm, nc, pbase, cb, cbb, cx, cn, cd, ckey)
         nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, LIMIT_MARGIN, li, ls, ld)
         if nc == 0 and nl == 0 and wide:
             # reached from farther than the margins in one step: widen them for the motion
