@@ -343,12 +343,14 @@ class Model:
         return self
 
     # ------------------------------------------------------------------ body-body contact settings
-    # ``self_collision`` (default False): whether two links of one robot (bodies hanging from the
-    # same root) touch each other in the contact step. Off by default: a robot's collision shapes
-    # are drawn coarse and its links' shapes often overlap at the joints and in the neutral pose
-    # (without a curated SRDF they would be pushed apart at the first step), and most robots are
-    # simulated without it (MuJoCo too excludes parent-child pairs and, by default, nothing else
-    # only because its models exclude by hand). Adjacent links (parent and child) never touch;
+    # ``self_collision`` (default False): whether two links of one robot (the subtree of a free
+    # joint, or everything attached to the ground by other joints, with the ground's own shapes)
+    # touch each other in the contact step. Off by default: robots' collision shapes are coarse, and
+    # links that are not parent and child can overlap by design (a hip or wrist made of three
+    # revolute joints with short links between them puts a link's shape inside its grandparent's;
+    # SRDFs list such pairs as "Adjacent" or "Never"). Turned on without those pairs, the contact
+    # step would push them apart at the first step, so it is asked for per model once its pairs
+    # are known (it also costs the narrow phase on every near pair of links). Adjacent links never touch;
     # ``disabled_collisions`` lists more pairs of link (or body) names, e.g. from an SRDF:
     # ``model.disable_collisions("robot.srdf")``. Bodies of different roots (two robots, free
     # objects) always touch. ``contact_materials``: body index -> (friction, restitution) of
