@@ -76,6 +76,12 @@ def build_menus(win):
     action(win, sm, "Faster", lambda: win._speed_by(+1), "]")
     from .derivtools import add_actions
     add_actions(win, sm)          # Linearize here, LQR balance, Sensitivity
+    im = win.insert_menu = mb.addMenu("&Insert")
+    for kind, text in (("box", "&Box"), ("ball", "B&all"), ("cylinder", "&Cylinder")):
+        action(win, im, text, lambda _=False, k=kind: insert_object(win, k),
+               tip=f"drop a free {kind} (1 kg, 10 cm) into the scene, 1 m above the origin: it falls, "
+                   "touches the ground, the robot and the other objects (the simulation restarts from "
+                   "the current state)")
     vm = win.view_menu = mb.addMenu("&View")
     action(win, vm, "Reset View", win.view.reset_camera, "Ctrl+0")
     vm.addSeparator()
@@ -141,6 +147,38 @@ def build_menus(win):
     for a in win.toggles.values():
         vt.addAction(a)
     vt.addAction(win.act_follow)
+
+
+def insert_object(win, kind):
+    """Add a free object of `kind` ("box", "ball", "cylinder") to the window's model (engine.Scene)
+    and simulate the new model from the current state, the object 1 m above the origin (higher
+    above the objects already there). Returns the new model, or None without a model."""
+    import numpy as np
+    import engine
+    model = getattr(win, "model", None)
+    if model is None or win.worker is None:
+        return None
+    q = np.array(win.worker.sim.q, dtype=float)
+    taken = set(model.body_names) | set(model.joint_names)
+    k = 1
+    while f"{kind}{k}" in taken or f"{kind}{k}_free" in taken:
+        k += 1
+    name = f"{kind}{k}"
+    extra = sum(1 for j in model.joints if j.kind == "free" and j.parent == 0 and j.idx_q > 0)
+    pos = (0.3, 0.0, 1.0 + 0.15 * extra)
+    sc = engine.Scene(model)
+    if kind == "box":
+        sc.add_box(name, size=(0.1, 0.1, 0.1), mass=1.0, position=pos)
+    elif kind == "ball":
+        sc.add_ball(name, radius=0.05, mass=1.0, position=pos)
+    else:
+        sc.add_cylinder(name, radius=0.05, length=0.1, mass=1.0, position=pos)
+    new = sc.build()
+    q0 = np.concatenate([q, new.neutral()[model.nq:]])
+    win.contact.choose(new.name, ground=True)        # objects need a floor to land on
+    win.set_model(new, q0=q0, source=getattr(win, "model_source", None) or model.name)
+    win.status.showMessage(f"Inserted {name}: a free {kind} of 1 kg at {pos}", 8000)
+    return new
 
 
 def show_help(win):

@@ -40,6 +40,7 @@ from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivat
                           hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
                           external_wrench_derivatives, linearize)
 from .contact import Ground, Contact
+from .scene import Scene
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",
@@ -50,7 +51,7 @@ __all__ = [
     "gravity_forces", "coriolis_matrix", "kinetic_energy", "potential_energy", "energies",
     "forward_kinematics", "body_poses", "frame_pose", "jacobian", "body_jacobian", "world_jacobian",
     "center_of_mass", "body_velocities", "body_accelerations", "joint_wrenches",
-    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "Ground", "Contact",
+    "integrate", "difference", "Simulator", "INTEGRATORS", "InputLaws", "batch", "Ground", "Contact", "Scene",
     "load_urdf", "load_urdf_string", "load_mjcf",
     "PointConstraint", "RevoluteConstraint", "WeldConstraint", "DistanceConstraint", "GearConstraint",
     "PfaffianConstraint", "RollingContact", "constraint_system", "constraint_residual", "constraint_residuals",

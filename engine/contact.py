@@ -23,10 +23,16 @@ bodies). A shape with more than ``MAX_POINTS_PER_SHAPE`` points within the margi
 flat on the ground) is reduced to its deepest point and its extreme points along eight directions
 of the plane: that keeps the support polygon (what makes a foot stand) with a bounded row count.
 
-Boxes of bodies that hang from different roots (two free boxes stacked, never two links of one
-robot: robots do not self-collide here) also touch each other: each corner of one box inside the
-other box (expanded by the margin) is a vertex-face contact on the face of least penetration.
-Edge-edge contact between boxes is not detected (a stated limitation).
+Bodies touch bodies through engine.collision (``ContactGeometry.body_contacts``, the same compiled
+``engine.collision.pairs.pair_contacts`` in the Python and the compiled step): every collision
+shape (sphere, box, capsule, cylinder, mesh as its convex hull; shapes on the ground body too: a
+fixed robot's base) is tested against the shapes of other bodies that a sweep and prune over their
+bounding boxes (grown by the margin) finds near, and each candidate pair's manifold (up to 4
+points: closed forms for the sphere, box and capsule pairs, box-box SAT with edge-edge, GJK/EPA for
+the rest) becomes contacts at the midpoints of the witness pairs, with the pair's normal. Which pairs
+may touch: ``configure_pairs`` (bodies of different robots always; a robot's own links only with
+``model.self_collision``, never parent and child, never the pairs ``model.disabled_collisions``
+lists, e.g. from an SRDF).
 """
 from __future__ import annotations
 
@@ -34,6 +40,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from .joints import FREE
 
 __all__ = ["Ground", "Contact", "ContactGeometry", "MAX_POINTS_PER_SHAPE"]
 
@@ -287,6 +295,82 @@ class ContactGeometry:
         self.box_pairs = [(a, b) for i, a in enumerate(self.boxes) for b in self.boxes[i + 1:]
                           if root[a[1]] != root[b[1]]]
         self.empty = (len(self.points) == 0 and len(self.sph_r) == 0 and len(self.disk_r) == 0)
+        self._pair_setup(model)
+        self.configure_pairs(False, ())
+
+    # ------------------------------------------------------------------ body-body (engine.collision)
+    def _pair_setup(self, model):
+        """Every collision shape as an engine.collision shape (kind, half sizes, hull vertices) with
+        its placement in its body (0: the ground, a fixed robot's base or a fixed part of the
+        world): the narrow phase's input."""
+        from .collision.api import Box, Sphere, Capsule, Cylinder, Convex
+        shp, body, TR, Tp, link = [], [], [], [], []
+        for si, sh in enumerate(model.collisions):
+            try:
+                if sh.kind == "box":
+                    c = Box(*np.asarray(sh.size, dtype=float))
+                elif sh.kind == "sphere":
+                    c = Sphere(sh.radius)
+                elif sh.kind == "capsule":
+                    c = Capsule(sh.radius, sh.length)
+                elif sh.kind == "cylinder":
+                    c = Cylinder(sh.radius, sh.length)
+                elif sh.kind == "mesh" and sh.vertices is not None and len(sh.vertices) >= 4:
+                    V = np.asarray(sh.vertices, dtype=float)
+                    try:
+                        from scipy.spatial import ConvexHull
+                        V = V[ConvexHull(V).vertices]
+                    except Exception:
+                        pass
+                    c = Convex(V)
+                else:
+                    continue
+            except ValueError:          # a zero size or a flat mesh: nothing to touch with
+                continue
+            T = np.asarray(sh.placement, dtype=float)
+            shp.append(c), body.append(sh.body), TR.append(T[:3, :3]), Tp.append(T[:3, 3]), link.append(sh.link)
+        self.pair_shapes = shp
+        self.pair_shape_body = np.array(body, dtype=np.int64)
+        self.pair_R = np.array(TR, dtype=float).reshape(-1, 3, 3)
+        self.pair_p = np.array(Tp, dtype=float).reshape(-1, 3)
+        self.pair_link = link
+
+    def configure_pairs(self, self_collision, disabled):
+        """Which shape pairs may touch: shapes of bodies of different robots always; with
+        ``self_collision`` also two links of one robot, unless they are adjacent (parent and child:
+        their shapes overlap at the joint by design) or ``disabled`` lists the pair of links (SRDF
+        ``<disable_collisions>``, names of links or bodies). A robot is the subtree of a free joint
+        on the ground (a free object, a floating robot); every chain attached to the ground by
+        another joint is one robot with the ground's own shapes (a fixed base)."""
+        key = (bool(self_collision), tuple(sorted(tuple(sorted(map(str, p))) for p in disabled)))
+        if getattr(self, "_pair_key", None) == key:
+            return
+        self._pair_key = key
+        n = len(self.pair_shapes)
+        b = self.pair_shape_body
+        par = self.model._m["parent"]
+        code = self.model._m["code"]
+        names = [self.model.ground_name] + list(self.model.body_names)
+        robot = np.where(code[self.root] == FREE, self.root, 0)
+        robot[0] = 0
+        off = {frozenset(p) for p in key[1]}
+        skip = np.zeros((n, n), dtype=bool)
+        for i in range(n):
+            for j in range(i + 1, n):
+                bi, bj = int(b[i]), int(b[j])
+                if bi == bj:
+                    s = True
+                elif robot[bi] != robot[bj]:
+                    s = False
+                elif not self_collision or (bi > 0 and par[bi] == bj) or (bj > 0 and par[bj] == bi):
+                    s = True
+                else:
+                    s = any(frozenset((x, y)) in off for x in (self.pair_link[i], names[bi])
+                            for y in (self.pair_link[j], names[bj]))
+                skip[i, j] = skip[j, i] = s
+        self.pair_skip = skip
+        self.has_pairs = bool(n > 1 and not skip[np.triu_indices(n, 1)].all())
+        self._pgeo = None
 
     # ------------------------------------------------------------------ detection
     def ground_points(self, T, n, height, margin=np.inf):
@@ -384,34 +468,52 @@ class ContactGeometry:
         _, _, d, _ = self.ground_points(T, n, 0.0)
         return float(d.min()) if d.size else None
 
-    def box_contacts(self, T, margin):
-        """Vertex-face contacts between boxes of different roots: lists of (body_a, body_b, point,
-        normal (into a), distance, key)."""
-        out = []
-        if not self.box_pairs:
-            return out
-        R, p = _rows(T)
-        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
-        for A, B in self.box_pairs:
-            for (sa, ba, Ta, ha), (sb, bb, Tb, hb) in ((A, B), (B, A)):
-                # corners of box a in world
-                Wa_R = R[ba] @ Ta[:3, :3]
-                Wa_p = R[ba] @ Ta[:3, 3] + p[ba]
-                Wb_R = R[bb] @ Tb[:3, :3]
-                Wb_p = R[bb] @ Tb[:3, 3] + p[bb]
-                corners = (signs * ha) @ Wa_R.T + Wa_p
-                loc = (corners - Wb_p) @ Wb_R          # in box b's frame
-                inside = np.all(np.abs(loc) <= hb + margin, axis=1)
-                for ci in np.flatnonzero(inside):
-                    x = loc[ci]
-                    gap = np.abs(x) - hb               # distance outside each face pair (<0 inside)
-                    ax = int(np.argmax(gap))
-                    if gap[ax] > margin:
-                        continue
-                    nl = np.zeros(3)
-                    nl[ax] = 1.0 if x[ax] >= 0 else -1.0
-                    out.append((ba, bb, corners[ci], Wb_R @ nl, float(gap[ax]), (sa, sb, int(ci))))
-        return out
+    def pair_arrays(self):
+        """The pair geometry as engine.collision.pairs.pair_contacts takes it (a tuple of arrays; the
+        sort order in it is the broad phase's warm start, kept by whoever holds the tuple)."""
+        sh = self.pair_shapes
+        n = len(sh)
+        counts = [len(c.verts) for c in sh]
+        return (np.array([c.kind for c in sh], dtype=np.int64),
+                np.array([c.size for c in sh], dtype=float).reshape(n, 3),
+                np.ascontiguousarray(np.vstack([c.verts for c in sh]) if n else np.zeros((0, 3)), dtype=float),
+                np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if n else np.zeros(0, np.int64),
+                np.array(counts, dtype=np.int64),
+                self.pair_shape_body.copy(), np.ascontiguousarray(self.pair_R), np.ascontiguousarray(self.pair_p),
+                np.ascontiguousarray(self.pair_skip), np.arange(n, dtype=np.int64), np.zeros((n, 6)),
+                np.zeros((max(1, n * (n - 1) // 2), 2), dtype=np.int64), np.zeros((n, 3, 3)), np.zeros((n, 3)))
+
+    @property
+    def pair_capacity(self):
+        """The most pair contacts a step can have (4 per pair of shapes that may touch)."""
+        n = len(self.pair_shapes)
+        return 4 * int((~self.pair_skip[np.triu_indices(n, 1)]).sum()) if n > 1 else 0
+
+    @property
+    def pair_key_base(self):
+        """Keys of pair contacts start here (ground contacts' keys are their support points' indices)."""
+        return len(self.points) + len(self.sph_r) + len(self.disk_r) + 1
+
+    def body_contacts(self, T, margin):
+        """Contacts between bodies within `margin` (engine.collision.pairs.pair_contacts: broad phase,
+        then each candidate pair's manifold, up to 4 points): list of (body_a, body_b, point,
+        normal (from b into a: the direction of the force on a), signed distance, key). The point
+        is the midpoint of the two witnesses, where both bodies' velocities are compared."""
+        if not self.has_pairs:
+            return []
+        from .collision.pairs import pair_contacts
+        if self._pgeo is None:
+            self._pgeo = self.pair_arrays()
+        cap = self.pair_capacity
+        cb = np.zeros(cap, dtype=np.int64)
+        cbb = np.zeros(cap, dtype=np.int64)
+        cx = np.zeros((cap, 3))
+        cn = np.zeros((cap, 3))
+        cd = np.zeros(cap)
+        ck = np.zeros(cap, dtype=np.int64)
+        k = pair_contacts(*self._pgeo, np.ascontiguousarray(T, dtype=float), float(margin), 0, self.pair_key_base,
+                          cb, cbb, cx, cn, cd, ck)
+        return [(int(cb[i]), int(cbb[i]), cx[i], cn[i], float(cd[i]), int(ck[i])) for i in range(k)]
 
 
 def contact_body_wrenches(model, q, bodies, points, forces, others=None):

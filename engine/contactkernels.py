@@ -4,7 +4,10 @@ one compiled call (``contact_advance``), as ``engine.unilateral`` describes the 
 One step from (t, q, v):
     candidates: support points of the collision shapes within CONTACT_MARGIN of the ground (at most
         MAX_POINTS_PER_SHAPE + 1 per shape: the deepest and the extremes along eight directions of
-        the plane), limits within LIMIT_MARGIN + 2 h |v|;
+        the plane), then the contacts between bodies within CONTACT_MARGIN (engine.collision.pairs:
+        broad phase, each candidate pair's manifold; normal per contact, both bodies in its rows,
+        friction and restitution the mean of the two bodies' values), limits within
+        LIMIT_MARGIN + 2 h |v|;
     none: the chosen integrator's step (``steploop.advance_limited``; without a ground it runs on
         until a limit comes near); a step that would end through the ground or past a limit is
         redone as a unilateral step with margins widened for the motion of the step;
@@ -30,7 +33,7 @@ join the solve as bilateral rows, and drift past the tolerance is projected away
 (steploop.close_loops), as in the smooth step loop.
 
 The scalar arithmetic follows engine/unilateral.py's Python step line by line (that path remains
-for Pfaffian constraints, box-box contacts and Python controllers).
+for Pfaffian constraints and Python controllers).
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from .algorithms.kinematics import forward_kinematics, body_jacobian
 from .algorithms.crba import crba
 from .algorithms.liegroup import integrate
 from .loopkernels import rows_into, loop_work_size, loop_views
+from .collision.pairs import pair_contacts
 from .steploop import (advance_limited, close_loops, _stage, _powers, _laws, _law_flags, _static_reference,
                        _bounded, LIMIT_MARGIN)
 
@@ -711,33 +715,60 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
 
 
 @njit(cache=True, _nrt=True)
-def _contact_rows(m_bytes, ws_k, q, T, nc, cb, cx, n, t1, t2, Jall, J):
-    """Rows 3k, 3k+1, 3k+2 of J: n, t1, t2 . velocity of contact point k."""
+def _contact_rows(m_bytes, ws_k, q, T, nc, cb, cbb, cx, cn, Jall, J):
+    """Rows 3k, 3k+1, 3k+2 of J: n_k, t1_k, t2_k . (velocity of contact point k on body cb[k] minus
+    that on body cbb[k]; 0: the ground), n_k = cn[k], its tangents as engine.Ground.tangents."""
     nv = J.shape[1]
     nb = Jall.shape[0]
     seen = np.zeros(nb, dtype=np.bool_)
     for k in range(nc):
-        b = cb[k]
-        if b > 0 and not seen[b]:
-            seen[b] = True
-            for r in range(6):
-                for j in range(nv):
-                    Jall[b, r, j] = 0.0
-            body_jacobian(m_bytes, ws_k, q, b, Jall[b])
+        for side in range(2):
+            b = cb[k] if side == 0 else cbb[k]
+            if b > 0 and not seen[b]:
+                seen[b] = True
+                for r in range(6):
+                    for j in range(nv):
+                        Jall[b, r, j] = 0.0
+                body_jacobian(m_bytes, ws_k, q, b, Jall[b])
     U = np.empty((nc, 3, 3))
+    t1 = np.empty(3)
+    t2 = np.empty(3)
     for k in range(nc):
+        _tangents(cn[k], t1, t2)
         for i in range(3):
-            U[k, 0, i] = n[i]
+            U[k, 0, i] = cn[k, i]
             U[k, 1, i] = t1[i]
             U[k, 2, i] = t2[i]
     ba = cb[:nc].copy()
-    bb = np.zeros(nc, dtype=np.int64)
+    bb = cbb[:nc].copy()
     rows = np.zeros((nc, 3, nv))
     rows_kernel(ba, bb, cx[:nc], U, T, Jall, rows)
     for k in range(nc):
         for a in range(3):
             for j in range(nv):
                 J[3 * k + a, j] = rows[k, a, j]
+
+
+@njit(cache=True, _nrt=True)
+def _pairs(pgeo, T, margin, k0, pbase, cb, cbb, cx, cn, cd, ckey):
+    """engine.collision.pairs.pair_contacts on the pair geometry tuple (rows from k0 on)."""
+    (kinds, sizes, verts, vstart, vcount, sbody, sR, sp, skip, order, boxes, pairs, Rw, pw) = pgeo
+    return pair_contacts(kinds, sizes, verts, vstart, vcount, sbody, sR, sp, skip, order, boxes, pairs, Rw, pw,
+                         T, margin, k0, pbase, cb, cbb, cx, cn, cd, ckey)
+
+
+@njit(cache=True)
+def _side(mats, b, c, default):
+    x = mats[b, c]
+    return default if math.isnan(x) else x
+
+
+@njit(cache=True)
+def _material(mats, ba, bb, gnd, out):
+    """(friction, restitution) of a contact of body ba with bb (0: the ground): the mean of the two
+    sides' values, NaN in mats taking the ground's (engine.unilateral.ContactStepper.material)."""
+    for c in range(2):
+        out[c] = 0.5 * (_side(mats, ba, c, gnd[4 + c]) + _side(mats, bb, c, gnd[4 + c]))
 
 
 @njit(cache=True)
@@ -770,26 +801,34 @@ def _integrate_free(m_bytes, q, v, h, free_iq, free_iv, q_new, R0, R1, tmp):
 
 @njit(cache=True, _nrt=True)
 def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, cb, cx, cd, ckey, cshape,
-                 T, Jall, M, tmp, q_out):
-    """q_out = q with penetrations deeper than PENETRATION_SLOP removed (q only, v untouched).
-    Returns a status."""
+                 cbb, cn, pgeo, pbase, T, Jall, M, tmp, q_out):
+    """q_out = q with penetrations deeper than PENETRATION_SLOP removed (q only, v untouched), the
+    ground's and those between bodies. Returns a status."""
     nv = tmp.shape[0]
     n = gnd[:3]
     st = forward_kinematics(m_bytes, ws_k, q, T)
     if st != OK:
         return st
     k = detect(geo, T, n, gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+    for i in range(k):
+        cbb[i] = 0
+        for c in range(3):
+            cn[i, c] = n[c]
+    k = _pairs(pgeo, T, 0.0, k, pbase, cb, cbb, cx, cn, cd, ckey)
     nd = np.int64(0)     # not the literal 0: one compile of _store and _contact_rows
     for i in range(k):
         if cd[i] < -PENETRATION_SLOP:
             _store(cb[i], cx[i, 0], cx[i, 1], cx[i, 2], cd[i], ckey[i], cshape[i], nd, cb, cx, cd, ckey, cshape)
+            cbb[nd] = cbb[i]
+            for c in range(3):
+                cn[nd, c] = cn[i, c]
             nd += 1
     for i in range(q.shape[0]):
         q_out[i] = q[i]
     if nd == 0:
         return OK
     J3 = np.zeros((3 * nd, nv))
-    _contact_rows(m_bytes, ws_k, q, T, nd, cb, cx, n, t1, t2, Jall, J3)
+    _contact_rows(m_bytes, ws_k, q, T, nd, cb, cbb, cx, cn, Jall, J3)
     Jn = np.empty((nd, nv))
     for i in range(nd):
         for j in range(nv):
@@ -827,10 +866,12 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
 
 @njit(cache=True, _nrt=True)
 def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-                 geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, nl, li, ls, ld, limit_e, free_iq, free_iv,
-                 sb, sx, sd, skey, sshape, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
+                 geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, cbb, cn, mats, pgeo, pbase, nl, li, ls, ld, limit_e,
+                 free_iq, free_iv, sb, sx, sd, skey, sshape, sbb, sn, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
                  T, Jall, M, q_new, v_new, a1, tau1, pw, ci, cf, gains, lam_loop, lw, fr, Ar, br, zero):
-    """One velocity-level step from (q, v) with nc contact candidates (cb.., at the start) and nl
+    """One velocity-level step from (q, v) with nc contact candidates (cb.., at the start: body cb[k]
+    touching body cbb[k] (0: the ground) with normal cn[k]; friction and restitution from mats and
+    the ground, ``_material``) and nl
     limit candidates (li velocity index, ls sign, ld distance); sb.. are detection scratch arrays
     (capacity: every support point) for the projection after the step: q_new, v_new, a1, tau1 (motors of
     prescribed joints included), pw = (actuator, damping, external) powers at the start. Closed loops
@@ -869,7 +910,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     m = m0 + nrows
     J = np.zeros((m, nv))
     if nc > 0:
-        _contact_rows(m_bytes, ws_k, q, T, nc, cb, cx, n, t1, t2, Jall, J)
+        _contact_rows(m_bytes, ws_k, q, T, nc, cb, cbb, cx, cn, Jall, J)
     for k in range(nl):
         J[3 * nc + k, li[k]] = ls[k]
     if nrows > 0:
@@ -883,13 +924,15 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     kind = np.empty(m, dtype=np.int64)
     mu = np.zeros(m)
     target = np.zeros(m)
-    e_g = gnd[5]
     landing = np.zeros(nc)            # speed at which a contact reaches the ground in this step
+    mat = np.empty(2)
     for k in range(nc):
         kind[3 * k] = NORMAL
         kind[3 * k + 1] = TANGENT
         kind[3 * k + 2] = TANGENT
-        mu[3 * k] = gnd[4]
+        _material(mats, cb[k], cbb[k], gnd, mat)
+        mu[3 * k] = mat[0]
+        e_g = mat[1]
         vn = 0.0
         an = 0.0
         for j in range(nv):
@@ -1036,7 +1079,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
                 tau1[j] += s
     if gnd[6] != 0.0:
         st = _project_out(m_bytes, ws_k, ws_m, q_mid, prescribed, geo, gnd, t1, t2, counts, sb, sx, sd, skey,
-                          sshape, T, Jall, M, tmp, q_new)
+                          sshape, sbb, sn, pgeo, pbase, T, Jall, M, tmp, q_new)
         if st != OK:
             return st
     else:
@@ -1089,17 +1132,23 @@ def _stop_overrides(v, h, prescribed, a_cmd, nl, li, ls, ld):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi, t1, t2, counts, cb, cx, cd, ckey,
-              cshape, T):
-    """Whether q is past a limit or through the ground (after a smooth step)."""
+              cshape, T, has_pairs, pgeo, pbase, cbb, cn):
+    """Whether q is past a limit, through the ground or a body into another (after a smooth step)."""
     for k in range(lim_q.shape[0]):
         x = q[lim_q[k]]
         if x < lim_lo[k] or x > lim_hi[k]:
             return True
-    if has_ground:
+    if has_ground or has_pairs:
         forward_kinematics(m_bytes, ws_k, q, T)
+    if has_ground:
         k = detect(geo, T, gnd[:3], gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+        for i in range(k):
+            if cd[i] < 0.0:
+                return True
+    if has_pairs:
+        k = _pairs(pgeo, T, 0.0, np.int64(0), pbase, cb, cbb, cx, cn, cd, ckey)
         for i in range(k):
             if cd[i] < 0.0:
                 return True
@@ -1111,12 +1160,15 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                     damping, tau_base, acc_base, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v, rec_a,
                     rec_tau, done, energy, geo, gnd, lim_q, lim_v, lim_lo, lim_hi, limit_e, free_iq, free_iv,
                     char_length, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats,
-                    fstats, ci, cf, gains, lam_out, proj):
+                    fstats, ci, cf, gains, lam_out, proj, pgeo, mats, c_other, c_normal):
     """Advance (tv[0], q, v) by n steps with ground contact (gnd = (normal, height, friction,
     restitution, on)) and joint limits (lim_*; empty: off), as steploop.advance's arguments and
     outputs (energy accumulates (work, dissipated, external work)); the last step's contacts go to
     c_* (istats[I_NCON] of them), its limit torques to limit_forces, and its solve to istats/fstats.
-    warm_* keep the impulses across steps and calls. Closed loops as in steploop.advance (ci, cf,
+    warm_* keep the impulses across steps and calls. Bodies touch bodies through pgeo (the pair
+    geometry of engine.collision.pairs; mats: per-body friction and restitution, NaN: the ground's);
+    c_other and c_normal receive each reported contact's other body (0: the ground) and normal.
+    Closed loops as in steploop.advance (ci, cf,
     gains, lam_out, proj; ci without rows: none): their rows join the unilateral steps, and after
     every step a drift past the tolerance is projected away. Status: OK, DIVERGED, a kernel's
     status, SINGULAR or PYTHON_STEP (the state is that step's start)."""
@@ -1158,8 +1210,24 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     t1 = np.empty(3)
     t2 = np.empty(3)
     _tangents(n_ground, t1, t2)
+    u1 = np.empty(3)
+    u2 = np.empty(3)
     npts = geo[0].shape[0] + geo[8].shape[0] + geo[13].shape[0]
-    cap = npts + 1
+    pskip = pgeo[8]
+    ns = pskip.shape[0]
+    pcap = 0
+    for i in range(ns):
+        for j in range(i + 1, ns):
+            if not pskip[i, j]:
+                pcap += 4
+    has_pairs = pcap > 0
+    g_mag = math.sqrt(m[0].g[3] * m[0].g[3] + m[0].g[4] * m[0].g[4] + m[0].g[5] * m[0].g[5])
+    pbase = npts + 1                  # keys of pair contacts start after the support points'
+    cap = npts + 1 + pcap
+    cbb = np.zeros(cap, dtype=np.int64)
+    cn = np.zeros((cap, 3))
+    sbb = np.zeros(cap, dtype=np.int64)
+    sn = np.zeros((cap, 3))
     cb = np.zeros(cap, dtype=np.int64)
     cx = np.zeros((cap, 3))
     cd = np.zeros(cap)
@@ -1201,6 +1269,17 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
         nc = 0
         if has_ground:
             nc = detect(geo, T, n_ground, gnd[3], CONTACT_MARGIN, t1, t2, counts, cb, cx, cd, ckey, cshape)
+        for i in range(nc):
+            cbb[i] = 0
+            for c in range(3):
+                cn[i, c] = n_ground[c]
+        if has_pairs:
+            # the bodies a step can bring together (engine.unilateral.ContactStepper._pair_margin)
+            speed = 0.0
+            for k in range(nv):
+                speed = max(speed, abs(v[k]))
+            pm = CONTACT_MARGIN + g_mag * h * h + 2.0 * h * speed * (1.0 + char_length)
+            nc = _pairs(pgeo, T, pm, nc, pbase, cb, cbb, cx, cn, cd, ckey)
         nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, LIMIT_MARGIN, li, ls, ld)
         if nc == 0 and nl == 0 and wide:
             # reached from farther than the margins in one step: widen them for the motion
@@ -1210,6 +1289,13 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             if has_ground:
                 # every support point (engine.unilateral.ContactStepper._wide_candidates)
                 nc = detect(geo, T, n_ground, gnd[3], np.inf, t1, t2, counts, cb, cx, cd, ckey, cshape)
+            for i in range(nc):
+                cbb[i] = 0
+                for c in range(3):
+                    cn[i, c] = n_ground[c]
+            if has_pairs:
+                nc = _pairs(pgeo, T, max(CONTACT_MARGIN, 4.0 * h * speed * char_length + 0.05), nc, pbase, cb, cbb,
+                            cx, cn, cd, ckey)
             # and every limit: a stop the step would cross can be farther than any margin of the
             # start velocity (3e4 rad/s^2 at dt 0.01 covers 1.5 rad from rest); a far stop's row
             # (target -d/h) acts only when the step's own velocity would carry the joint past it
@@ -1221,15 +1307,16 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             for k in range(nv):
                 v_save[k] = v[k]
             sub_energy[:] = 0.0
-            span = 1 if has_ground else n - step
+            span = 1 if (has_ground or has_pairs) else n - step
             st = advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, span, integrator, prescribed, code, params, base,
                                  damping, tau_base, acc_base, no_seq, a_out, tau_out, q_prev, v_prev, bad,
                                  rec_t, rec_q, rec_v, rec_a, rec_tau, sub_done, ws_k,
                                  ci, cf, gains, lam_out, sub_energy, proj, lim_q, lim_v, lim_lo, lim_hi,
                                  np.int64(step))     # int64, not the literal 0 of its first value
             k_done = sub_done[0]
-            if st == OK and has_ground and _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi,
-                                                     t1, t2, counts, cb, cx, cd, ckey, cshape, T):
+            if st == OK and (has_ground or has_pairs) and _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q,
+                                                                    lim_lo, lim_hi, t1, t2, counts, cb, cx, cd,
+                                                                    ckey, cshape, T, has_pairs, pgeo, pbase, cbb, cn):
                 # the step crossed the ground: undo it, redo it as a unilateral step
                 for k in range(nq):
                     q[k] = q_save[k]
@@ -1279,9 +1366,12 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
         cx_s = cx[:nc].copy()
         cd_s = cd[:nc].copy()
         ckey_s = ckey[:nc].copy()
+        cbb_s = cbb[:nc].copy()
+        cn_s = cn[:nc].copy()
         st = contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
-                          has_damping, geo, gnd, t1, t2, counts, nc, cb_s, cx_s, cd_s, ckey_s, nl, li, ls,
-                          ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen,
+                          has_damping, geo, gnd, t1, t2, counts, nc, cb_s, cx_s, cd_s, ckey_s, cbb_s, cn_s, mats,
+                          pgeo, pbase, nl, li, ls, ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, sbb, sn,
+                          warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen,
                           limit_forces, istats, fstats, T, Jall, M, q_new, v_new, a1, tau1, pw,
                           ci, cf, gains, lam_step, lw, fr, Ar, br, zero)
         if st != OK:
@@ -1303,10 +1393,13 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
         for k in range(nc):
             if warm_lam[k, 0] > 0.0:
                 c_body[ncon] = cb_s[k]
+                c_other[ncon] = cbb_s[k]
+                _tangents(cn_s[k], u1, u2)
                 for i in range(3):
                     c_point[ncon, i] = cx_s[k, i]
-                    c_force[ncon, i] = (n_ground[i] * warm_lam[k, 0] + t1[i] * warm_lam[k, 1]
-                                        + t2[i] * warm_lam[k, 2]) / h
+                    c_normal[ncon, i] = cn_s[k, i]
+                    c_force[ncon, i] = (cn_s[k, i] * warm_lam[k, 0] + u1[i] * warm_lam[k, 1]
+                                        + u2[i] * warm_lam[k, 2]) / h
                 c_pen[ncon] = max(0.0, -cd_s[k])
                 ncon += 1
         istats[I_NCON] = ncon

@@ -371,7 +371,31 @@ class Model:
         self._coordinate_joint = np.repeat(np.arange(len(joints)), [j.nv for j in joints]).astype(np.int64)
         self.massless_joints = self._find_massless()
         self.constraints = [c.bind(self) for c in builder.constraints]
+        self.self_collision = False
+        self.disabled_collisions = []
+        self.contact_materials = {}
         return self
+
+    # ------------------------------------------------------------------ body-body contact settings
+    # ``self_collision`` (default False): whether two links of one robot (the subtree of a free
+    # joint, or everything attached to the ground by other joints, with the ground's own shapes)
+    # touch each other in the contact step. Off by default: robots' collision shapes are coarse, and
+    # links that are not parent and child can overlap by design (a hip or wrist made of three
+    # revolute joints with short links between them puts a link's shape inside its grandparent's;
+    # SRDFs list such pairs as "Adjacent" or "Never"). Turned on without those pairs, the contact
+    # step would push them apart at the first step, so it is asked for per model once its pairs
+    # are known (it also costs the narrow phase on every near pair of links). Adjacent links never touch;
+    # ``disabled_collisions`` lists more pairs of link (or body) names, e.g. from an SRDF:
+    # ``model.disable_collisions("robot.srdf")``. Bodies of different roots (two robots, free
+    # objects) always touch. ``contact_materials``: body index -> (friction, restitution) of
+    # bodies with their own values (engine.Scene sets them); the others take the ground's.
+    def disable_collisions(self, srdf):
+        """Add the pairs an SRDF's ``<disable_collisions>`` lists (a path or the XML text) to
+        ``disabled_collisions``; returns how many were added."""
+        from .collision.srdf import disabled_pairs
+        pairs = disabled_pairs(srdf)
+        self.disabled_collisions = list(self.disabled_collisions) + pairs
+        return len(pairs)
 
     # ------------------------------------------------------------------ packed data and settings
     def _set_packed(self, m):
@@ -420,6 +444,8 @@ class Model:
         other.__dict__.update(self.__dict__)
         other._tls = threading.local()
         other.constraints = [copy.copy(c) for c in self.constraints]
+        other.disabled_collisions = list(getattr(self, "disabled_collisions", []))
+        other.contact_materials = dict(getattr(self, "contact_materials", {}))
         other.__dict__.pop("_constraint_warnings", None)
         return other
 

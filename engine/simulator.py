@@ -45,8 +45,10 @@ off) keeps the joints within their limits. A step with a contact or a limit near
 Euler step with impulses (whatever ``integrator`` says: impulsive contact and set-valued friction do
 not mix with RK4's stages, and this step is what contact simulators use); steps with nothing near
 keep the chosen integrator. Both kinds of step run compiled, n steps per call
-(``engine.contactkernels.contact_advance``), except with closed loops, box-box contacts or a
-Python callback (then each step runs in Python). After a step: ``contacts`` (engine.contact.Contact list),
+(``engine.contactkernels.contact_advance``), except with Pfaffian constraints or a Python callback
+(then each step runs in Python). Bodies touch bodies in both (engine.collision: every pair of
+sphere, box, capsule, cylinder and convex mesh hull; ``model.self_collision`` switches a robot's
+links against each other, off by default; engine.Scene adds free objects). After a step: ``contacts`` (engine.contact.Contact list),
 ``limit_forces`` (nv), ``blocked``, ``contact_stats``; ``limit_restitution`` (0 = limits do not bounce).
 
 Limits and prescribed joints: the stop wins. An acceleration-prescribed joint whose prescription
@@ -173,8 +175,10 @@ class Simulator:
         if self._contacts is None:
             bodies, points, normals, forces, pens = self._contact_arrays
             names = self.model.body_names
+            others = self._contact_others
             self._contacts = [Contact(names[int(b) - 1], points[k].copy(), normals[k].copy(), forces[k].copy(),
-                                      float(pens[k])) for k, b in enumerate(bodies)]
+                                      float(pens[k]), "ground" if others is None or others[k] == 0
+                                      else names[int(others[k]) - 1]) for k, b in enumerate(bodies)]
         return self._contacts
 
     @contacts.setter
@@ -182,13 +186,15 @@ class Simulator:
         self._contacts = list(value)
         self._contact_arrays = None
 
-    def _set_contact_arrays(self, bodies, points, normal, forces, pens):
-        """The compiled step's contacts: body indices (1-based), points, the ground normal, forces and
-        penetrations (arrays the simulator keeps); ``contacts`` lists them when asked."""
+    def _set_contact_arrays(self, bodies, points, normal, forces, pens, others=None):
+        """The compiled step's contacts: body indices (1-based), points, the normals (one per contact,
+        or the ground's for all), forces, penetrations and the other bodies (0: the ground) (arrays
+        the simulator keeps); ``contacts`` lists them when asked."""
         normals = np.empty(points.shape)
         normals[:] = normal
         self._contacts = None
         self._contact_arrays = (bodies, points, normals, forces, pens)
+        self._contact_others = others
 
     def contact_arrays(self):
         """The last step's contacts as arrays (body indices, 1-based (k,); points (k, 3); normals (k, 3);

@@ -35,6 +35,12 @@ Rows (all velocity level, J v+ compared with a target):
   at e V whatever h (apex ratios e^2; e = 1 keeps the energy). A point struck while touching
   (d <= 0, n.v < 0 at the start) bounces the same way on V = -n.v. Slower than RESTITUTION_SPEED:
   inelastic (resting contact does not chatter);
+- body-body contact (engine.collision through ``ContactGeometry.body_contacts``): the same three
+  rows on the relative velocity of the two bodies at the contact point (the impulse acts on both,
+  with opposite signs), the normal the pair's (from the second body into the first), the gap the
+  pair's signed distance; friction and restitution the mean of the two bodies' values
+  (``material``: ``model.contact_materials``, else the ground's). Which bodies may touch:
+  ``model.self_collision`` (default off), adjacent links never, ``model.disabled_collisions``;
 - friction t1, t2: the exact Coulomb disk |lambda_t| <= mu lambda_n, sticking when t.v+ = 0;
 - joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints); with
   restitution e (``limit_restitution``, default 0: no bounce) a joint bounces as a contact does,
@@ -178,19 +184,25 @@ class ContactStepper:
     # ------------------------------------------------------------------ the compiled step
     def compiled_ok(self, sim, packed):
         """Whether engine.contactkernels.contact_advance takes this simulator's steps: not with a
-        Python controller, box-box contacts, or loops the compiled step does not know (packed is
+        Python controller, or loops the compiled step does not know (packed is
         sim._loop_spec(): False for a Pfaffian constraint or projection after every step): the
         Python step handles those."""
         if sim.controller is not None or packed is False:
             return False
-        return sim.ground is None or not self.geometry.box_pairs
+        return True
 
     def _buffers(self):
+        self._configure_pairs()
+        if self._kernel is not None and self._kernel["pair_key"] != self.geometry._pair_key:
+            self._kernel = None          # self-collision switched: new pair geometry (no warm start)
         if self._kernel is None:
             from .model import WS_DTYPE
             model, g = self.model, self.geometry
             npts = len(g.points) + len(g.sph_r) + len(g.disk_r)
-            cap = npts + 1
+            cap = npts + 1 + g.pair_capacity
+            mats = np.full((model.nbodies + 1, 2), np.nan)
+            for b, (mu, e) in (getattr(model, "contact_materials", None) or {}).items():
+                mats[b] = (np.nan if mu is None else mu, np.nan if e is None else e)
             nlim = len(self.lim_v)
             rng = np.array([[a, b] for (a, b) in g._grp_rng], dtype=np.int64).reshape(-1, 2)
             geo = (np.ascontiguousarray(g.points, dtype=float).reshape(-1, 3), g.point_body.astype(np.int64),
@@ -207,7 +219,8 @@ class ContactStepper:
                 c_force=np.zeros((cap, 3)), c_pen=np.zeros(cap), limit_forces=np.zeros(model.nv),
                 istats=np.zeros(6, dtype=np.int64), fstats=np.zeros(2), gnd=np.zeros(8),
                 no_i=np.zeros(0, dtype=np.int64), no_f=np.zeros(0),
-                char_length=float(model.characteristic_length()))
+                char_length=float(model.characteristic_length()), pgeo=g.pair_arrays(), mats=mats,
+                c_other=np.zeros(cap, dtype=np.int64), c_normal=np.zeros((cap, 3)), pair_key=g._pair_key)
         return self._kernel
 
     def run_compiled(self, sim, n, record, packed):
@@ -237,7 +250,7 @@ class ContactStepper:
             gnd[:3] = ground.normal
             gnd[3], gnd[4], gnd[5], gnd[6] = ground.height, ground.friction, ground.restitution, 1.0
         else:
-            gnd[:] = (0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            gnd[:] = (0.0, 0.0, 1.0, 0.0, 0.8, 0.0, 0.0, 0.0)     # Ground's defaults: bodies touching bodies
         gnd[7] = len(model.collisions)
         if sim.joint_limits and self.has_limits:
             lq, lv, llo, lhi = self.lim_q, self.lim_v, self.lim_lo, self.lim_hi
@@ -265,7 +278,7 @@ class ContactStepper:
                              loop.done, loop.energy, K["geo"], gnd, lq, lv, llo, lhi, float(sim.limit_restitution),
                              K["free_iq"], K["free_iv"], K["char_length"], K["warm_key"], K["warm_lam"], K["nwarm"],
                              K["c_body"], K["c_point"], K["c_force"], K["c_pen"], K["limit_forces"], st_i, st_f,
-                             ci, cf, gains, loop.lam, loop.proj)
+                             ci, cf, gains, loop.lam, loop.proj, K["pgeo"], K["mats"], K["c_other"], K["c_normal"])
         done = int(loop.done[0])
         if done:
             sim.t_prev, sim.q_prev, sim.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
@@ -283,8 +296,8 @@ class ContactStepper:
                 sim.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
                 sim.tau_cmd = loop.bad[nq + 3 * nv:].copy()
             nc = int(st_i[I_NCON])
-            sim._set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), gnd[:3].copy(),
-                                    K["c_force"][:nc].copy(), K["c_pen"][:nc].copy())
+            sim._set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), K["c_normal"][:nc].copy(),
+                                    K["c_force"][:nc].copy(), K["c_pen"][:nc].copy(), K["c_other"][:nc].copy())
             sim.limit_forces = K["limit_forces"].copy()
             sim.blocked = np.zeros(model.nv, dtype=bool)
             self.warm = {}
@@ -310,7 +323,9 @@ class ContactStepper:
             n = ground.normal
             for k in range(len(b)):
                 contacts.append((int(b[k]), 0, X[k], n, float(d[k]), ("g", int(key[k]))))
-            contacts += g.box_contacts(T, margin if box_margin is None else box_margin)
+        self._configure_pairs()
+        if g.has_pairs:
+            contacts += g.body_contacts(T, self._pair_margin(sim, v) if box_margin is None else box_margin)
         limits = []             # (velocity index, sign, distance)
         if sim.joint_limits and self.has_limits:
             qi = q[self.lim_q]
@@ -324,6 +339,18 @@ class ContactStepper:
                 limits.append((int(self.lim_v[k]), -1.0, float(du[k])))
         return contacts, limits
 
+    def _pair_margin(self, sim, v):
+        """Distance within which two bodies are contact candidates: CONTACT_MARGIN plus how far a
+        step can bring them together (|g| h^2 of gravity's pull, 2 h |v|max (1 + L) of their
+        motion), so a speculative row catches a body falling onto another in the step (with the
+        bare margin, a ball released 3 cm above a box on the ground at dt 0.1 went 1.4 cm into it
+        while the box's ground rows held the step, and the projection's push added 0.09 J). The
+        compiled step computes the same (contactkernels.contact_advance)."""
+        h = sim.dt
+        speed = float(np.abs(v).max(initial=0.0))
+        return CONTACT_MARGIN + float(np.linalg.norm(self.model.gravity)) * h * h \
+            + 2.0 * h * speed * (1.0 + self.model.characteristic_length())
+
     def violated(self, sim, q):
         """Whether q is past a limit or through the ground (after a smooth step)."""
         if sim.joint_limits and self.has_limits:
@@ -335,9 +362,33 @@ class ContactStepper:
             _, _, d, _ = self.geometry.ground_points(T, sim.ground.normal, sim.ground.height, 0.0)
             if d.size and d.min() < 0.0:
                 return True
-            if self.geometry.box_contacts(T, 0.0):
+        if self._configure_pairs():
+            T = _world_poses(self.model, q)
+            if any(c[4] < 0.0 for c in self.geometry.body_contacts(T, 0.0)):
                 return True
         return False
+
+    def _configure_pairs(self):
+        """The model's self-collision switch and its disabled pairs into the geometry's pair filter
+        (re-read at every step: ``model.self_collision`` may be switched between steps); whether
+        any pair of bodies may touch."""
+        m = self.model
+        self.geometry.configure_pairs(getattr(m, "self_collision", False), getattr(m, "disabled_collisions", ()))
+        return self.geometry.has_pairs
+
+    def material(self, ba, bb, ground):
+        """(friction, restitution) of a contact of body ba with body bb (0: the ground). A body
+        takes its values from ``model.contact_materials`` (body index -> (friction, restitution),
+        set by engine.Scene) or else the ground's (engine.Ground's defaults without a ground); a
+        pair takes the mean of its two sides' values (a body without its own values on the ground:
+        the ground's, as before)."""
+        gm = (ground.friction, ground.restitution) if ground is not None else (0.8, 0.0)
+        mats = getattr(self.model, "contact_materials", None) or {}
+        a = mats.get(ba, gm)
+        b = gm if bb == 0 else mats.get(bb, gm)
+        mu = 0.5 * ((gm[0] if a[0] is None else a[0]) + (gm[0] if b[0] is None else b[0]))
+        e = 0.5 * ((gm[1] if a[1] is None else a[1]) + (gm[1] if b[1] is None else b[1]))
+        return mu, e
 
     def _jacobians(self, q, bodies):
         nv = self.model.nv
@@ -450,14 +501,14 @@ class ContactStepper:
         target = np.zeros(m)
         v_minus = J @ v
         nc = len(contacts)
-        e_g = ground.restitution if ground is not None else 0.0
+        mats = [self.material(c[0], c[1], ground) for c in contacts]
         landing = np.zeros(nc)              # speed at which a contact reaches the ground in this step
-        if nc and e_g > 0.0:
+        if nc and any(e > 0.0 for _, e in mats):
             a_n = (J[0:3 * nc:3] @ (v_free - v)) / h     # free normal accelerations of the points
         for k, c in enumerate(contacts):
             d = c[4]
             kind[3 * k:3 * k + 3] = (NORMAL, TANGENT, TANGENT)
-            mu[3 * k] = ground.friction if ground is not None else 0.0
+            mu[3 * k], e_g = mats[k]
             vn = v_minus[3 * k]
             if d > 0.0:
                 target[3 * k] = -d / h
@@ -670,7 +721,8 @@ class ContactStepper:
         g = self.geometry
         b, X, d, key = g.detect(T, sim.ground, 0.0)
         contacts = [(int(b[k]), 0, X[k], sim.ground.normal, float(d[k]), None) for k in range(len(b))]
-        contacts += g.box_contacts(T, 0.0)
+        if self._configure_pairs():
+            contacts += g.body_contacts(T, 0.0)
         contacts = [c for c in contacts if c[4] < -PENETRATION_SLOP]
         if not contacts:
             return q

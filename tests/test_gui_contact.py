@@ -433,3 +433,20 @@ def test_the_ground_is_on_for_standing_robots_and_off_for_a_single_free_body(qtb
     _open(qtbot, window, "quadruped")
     snap = wait_snapshot(qtbot, window, lambda s: s.ground is not None and s.t > 0.05, timeout=60000)
     assert window.contact.act_ground.isChecked() and snap.contacts
+
+
+def test_insert_menu_drops_a_ball_that_lands_on_the_ground(qtbot, window, engine_mod):
+    """Insert > Ball adds a free ball to the running model (engine.Scene) from its current state;
+    it falls from 1 m and comes to rest on the ground (its centre at its radius)."""
+    from app.menus import insert_object
+    pend = engine_mod.load_urdf(os.path.join(os.path.dirname(__file__), "data", "contact_pendulum.urdf"))
+    install(qtbot, window, pend)
+    assert [a.text() for a in window.insert_menu.actions()] == ["&Box", "B&all", "&Cylinder"]
+    new = insert_object(window, "ball")
+    assert new.nbodies == pend.nbodies + 1 and "ball1" in new.body_names
+    qtbot.waitUntil(lambda: window.model is new, timeout=10000)
+    assert window.worker.sim.ground is not None
+    b = new.body_index("ball1")
+    qtbot.waitUntil(lambda: window.worker.snapshot().t > 1.5, timeout=60000)
+    z = engine_mod.body_poses(new, window.worker.snapshot().q)[b - 1][2, 3]
+    assert abs(z - 0.05) < 1e-3
