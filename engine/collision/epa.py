@@ -52,18 +52,18 @@ def _blow_up(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, V, VA, VB, n, tmp, dl):
             ang = trial * np.pi / 3.0
             d[:] = np.cos(ang) * p1 + np.sin(ang) * p2
         else:
-            _tri_normal(V, 0, 1, 2, nrm)
+            _tri_normal(V, np.int64(0), np.int64(1), np.int64(2), nrm)
             sgn = 1.0 if trial % 2 == 0 else -1.0
             d[:] = sgn * nrm
-        _support_pair(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, d, V, VA, VB, n, tmp, dl)
+        _support_pair(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, d, V, VA, VB, np.int64(n), tmp, dl)
         ok = True
         if n == 1:
             e = V[1] - V[0]
             ok = dot3(e, e) > scale * scale
         elif n == 2:
-            ok = _tri_normal(V, 0, 1, 2, nrm) > scale * scale
+            ok = _tri_normal(V, np.int64(0), np.int64(1), np.int64(2), nrm) > scale * scale
         else:
-            _tri_normal(V, 0, 1, 2, nrm)
+            _tri_normal(V, np.int64(0), np.int64(1), np.int64(2), nrm)
             ok = abs(dot3(nrm, V[3] - V[0])) > scale * scale * scale
         if ok:
             n += 1
@@ -75,7 +75,7 @@ def _add_face(V, F, FN, FD, alive, nf, a, b, c, inner):
     """Append face (a, b, c) oriented away from the interior point `inner` (or as wound if inner
     is None-like: inner[0] is nan)."""
     nrm = FN[nf]
-    ln = _tri_normal(V, a, b, c, nrm)
+    ln = _tri_normal(V, np.int64(a), np.int64(b), np.int64(c), nrm)
     if ln <= 0.0:         # a sliver: kept so the surface stays closed, never nearest nor seen
         F[nf, 0] = a
         F[nf, 1] = b
@@ -165,10 +165,10 @@ def epa(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, W, SA, SB, n, out):
     for k in range(3):
         inner[k] = 0.25 * (V[0, k] + V[1, k] + V[2, k] + V[3, k])
     nf = 0
-    nf = _add_face(V, F, FN, FD, alive, nf, 0, 1, 2, inner)
-    nf = _add_face(V, F, FN, FD, alive, nf, 0, 3, 1, inner)
-    nf = _add_face(V, F, FN, FD, alive, nf, 0, 2, 3, inner)
-    nf = _add_face(V, F, FN, FD, alive, nf, 1, 3, 2, inner)
+    nf = _add_face(V, F, FN, FD, alive, np.int64(nf), np.int64(0), np.int64(1), np.int64(2), inner)
+    nf = _add_face(V, F, FN, FD, alive, np.int64(nf), np.int64(0), np.int64(3), np.int64(1), inner)
+    nf = _add_face(V, F, FN, FD, alive, np.int64(nf), np.int64(0), np.int64(2), np.int64(3), inner)
+    nf = _add_face(V, F, FN, FD, alive, np.int64(nf), np.int64(1), np.int64(3), np.int64(2), inner)
     nv = 4
     scale = 0.0
     for i in range(4):
@@ -188,15 +188,15 @@ def epa(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, W, SA, SB, n, out):
             return 2
         if nv >= EPA_MAX_VERTS or nf + 64 >= EPA_MAX_FACES:
             break
-        _support_pair(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, FN[best], V, VA, VB, nv, tmp, dl)
+        _support_pair(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, FN[best], V, VA, VB, np.int64(nv), tmp, dl)
         if dot3(FN[best], V[nv]) - bd <= tol:
             status = 0
             break
         # remove the faces the new vertex sees, flooding from the nearest face through shared edges
         # (a connected region, so the horizon is one loop); the horizon is their unshared edges
-        ne = _carve(V, F, FN, alive, nf, best, nv, stack, edges)
+        ne = _carve(V, F, FN, alive, np.int64(nf), np.int64(best), np.int64(nv), stack, edges)
         for q in range(ne):
-            nf = _add_face(V, F, FN, FD, alive, nf, edges[q, 0], edges[q, 1], nv, inner)
+            nf = _add_face(V, F, FN, FD, alive, np.int64(nf), edges[q, 0], edges[q, 1], np.int64(nv), inner)
         nv += 1
         # compact dead faces now and then
         if nf > EPA_MAX_FACES // 2:
@@ -211,7 +211,7 @@ def epa(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, W, SA, SB, n, out):
             for f in range(m, nf):
                 alive[f] = False
             nf = m
-    _face_witness(V, VA, VB, F, FN, FD, best, out)
+    _face_witness(V, VA, VB, F, FN, FD, np.int64(best), out)
     return status
 
 

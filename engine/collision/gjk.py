@@ -148,8 +148,8 @@ def _reduce(W, SA, SB, n, lam, v, scr):
             lam[0] = 1.0 - t
             lam[1] = t
     elif n == 3:
-        mask = _closest_triangle(W, 0, 1, 2, lam3)
-        n = _keep(W, SA, SB, mask, lam3, lam, 0, 1, 2, scr)
+        mask = _closest_triangle(W, np.int64(0), np.int64(1), np.int64(2), lam3)
+        n = _keep(W, SA, SB, np.int64(mask), lam3, lam, np.int64(0), np.int64(1), np.int64(2), scr)
     else:
         # inside when no face has the origin beyond it and the tetrahedron is not flat (a flat one,
         # as when the last support lies in the plane of a face, makes the side tests rounding);
@@ -167,7 +167,7 @@ def _reduce(W, SA, SB, n, lam, v, scr):
             ia = (f + 1) % 4
             ib = (f + 2) % 4
             ic = (f + 3) % 4
-            mask = _closest_triangle(W, ia, ib, ic, lam3)
+            mask = _closest_triangle(W, np.int64(ia), np.int64(ib), np.int64(ic), lam3)
             dd = 0.0
             for k in range(3):
                 q = lam3[0] * W[ia, k] + lam3[1] * W[ib, k] + lam3[2] * W[ic, k]
@@ -179,7 +179,7 @@ def _reduce(W, SA, SB, n, lam, v, scr):
                 blam[0] = lam3[0]
                 blam[1] = lam3[1]
                 blam[2] = lam3[2]
-        n = _keep(W, SA, SB, bmask, blam, lam, (bf + 1) % 4, (bf + 2) % 4, (bf + 3) % 4, scr)
+        n = _keep(W, SA, SB, np.int64(bmask), blam, lam, np.int64((bf + 1) % 4), np.int64((bf + 2) % 4), np.int64((bf + 3) % 4), scr)
     for k in range(3):
         s = 0.0
         for i in range(n):
@@ -232,7 +232,7 @@ def gjk(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, W, SA, SB, out):
         d[0] = -v[0]
         d[1] = -v[1]
         d[2] = -v[2]
-        _support_pair(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, d, W, SA, SB, n, tmp, dl)
+        _support_pair(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, d, W, SA, SB, np.int64(n), tmp, dl)
         vv = dot3(v, v)
         if n > 0:
             g = vv - dot3(v, W[n])     # |v| g is how much the distance can still fall

@@ -129,7 +129,7 @@ def _hull_feature(verts, R, p, ul, u, F):
             pose_point(R, p, verts[i], F[m])
             m += 1
     if m >= 3:
-        _order_polygon(F, m, u)
+        _order_polygon(F, np.int64(m), u)
     return m
 
 
@@ -306,7 +306,7 @@ def pair_manifold(kA, sA, vA, RA, pA, kB, sB, vB, RB, pB, margin, pts, depth, no
         depth[0] = -out[0]
         return 1
     if k > 4:
-        k = _reduce4(PA, PB, dep, k)
+        k = _reduce4(PA, PB, dep, np.int64(k))
     for i in range(k):
         pts[i, 0:3] = PA[i]
         pts[i, 3:6] = PB[i]

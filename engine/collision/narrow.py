@@ -68,7 +68,9 @@ def box_box(sA, vA, RA, pA, sB, vB, RB, pB, out):
     """Boxes: the SAT's exact depth when they overlap, GJK (finite on polytopes) when apart."""
     if box_box_sat(sA, RA, pA, sB, RB, pB, out) >= 0:
         return 0
-    return gjk_epa(BOX, sA, vA, RA, pA, BOX, sB, vB, RB, pB, out)
+    # np.int64: a module constant is typed Literal[int](1) and compiled gjk_epa (and all it calls) a second
+    # time beside the variable kinds of collide's call (tests/test_warmup.py: nothing compiled twice)
+    return gjk_epa(np.int64(BOX), sA, vA, RA, pA, np.int64(BOX), sB, vB, RB, pB, out)
 
 
 @njit(cache=True)

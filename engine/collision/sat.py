@@ -85,7 +85,7 @@ def box_box_sat(hA, RA, pA, hB, RB, pB, out):
                 sg = 1.0 if s >= 0.0 else -1.0
                 for k in range(3):
                     best_n[k] = sg * L[k]
-    _sat_witness(hA, RA, pA, hB, RB, pB, code, best, best_n, out)
+    _sat_witness(hA, RA, pA, hB, RB, pB, np.int64(code), best, best_n, out)
     return code
 
 
