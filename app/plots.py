@@ -22,32 +22,16 @@ LOG_FLOOR = 1e-16    # log |y| draws smaller magnitudes (exact zeros) at this fl
 def decimate(t, y, max_points=MAX_POINTS):
     """(t, y) reduced to at most 2 max_points points keeping each bucket's min and max (drawn
     at the bucket's first and last time); the newest sample is kept as itself, so a curve ends
-    at its latest value."""
-    n = len(t)
-    if n <= 2 * max_points:
-        return t, y
-    k = int(np.ceil((n - 1) / max(1, max_points - 1)))   # 2 (max_points - 1) + 1 points at most
-    starts = np.arange(0, n - 1, k)
-    ends = np.minimum(starts + k, n - 1) - 1
-    lo = np.fmin.reduceat(y[:n - 1], starts)    # ignores NaN unless the whole bucket is NaN
-    hi = np.fmax.reduceat(y[:n - 1], starts)
-    m = len(starts)
-    t2 = np.empty(2 * m + 1)
-    t2[0:-1:2] = t[starts]
-    t2[1:-1:2] = t[ends]
-    t2[-1] = t[-1]
-    # a falling bucket draws max then min, so a monotonic stretch stays one stroke (no sawtooth)
-    falling = y[starts] > y[ends]
-    y2 = np.empty(2 * m + 1)
-    y2[0:-1:2] = np.where(falling, hi, lo)
-    y2[1:-1:2] = np.where(falling, lo, hi)
-    y2[-1] = y[-1]
-    return t2, y2
+    at its latest value. One column of ``decimate_columns``."""
+    t2, Y2 = decimate_columns(t, np.asarray(y).reshape(-1, 1), max_points)
+    return t2, Y2[:, 0]
 
 
 def decimate_columns(t, Y, max_points=MAX_POINTS):
-    """``decimate`` of every column of Y (n x k) at once: (t2, Y2) with the same buckets for all
-    columns (one reduceat per bound over the block instead of one per curve)."""
+    """Every column of Y (n x k) reduced at once, with the same buckets for all columns (one
+    reduceat per bound over the block): each bucket's min and max (NaN only when the whole bucket
+    is), drawn at its first and last time, max first in a falling bucket (a monotonic stretch
+    stays one stroke, no sawtooth), and the newest sample as itself."""
     n = len(t)
     if n <= 2 * max_points:
         return t, Y

@@ -103,17 +103,39 @@ def test_the_3d_view_draws_within_the_frame_tick_that_brought_the_state(qtbot, w
 
 
 # ---------------------------------------------------------------------- the plots: one row per frame
-def test_decimating_all_columns_at_once_equals_decimating_each(rng=np.random.default_rng(3)):
+def _decimate_reference(t, y, max_points):
+    """The decimation written bucket by bucket (an independent loop): per bucket of k samples
+    (the last sample kept apart) its min and max ignoring NaN, max first when the bucket falls."""
+    n = len(t)
+    if n <= 2 * max_points:
+        return t, y
+    k = int(np.ceil((n - 1) / max(1, max_points - 1)))
+    tt, yy = [], []
+    for s0 in range(0, n - 1, k):
+        e = min(s0 + k, n - 1) - 1
+        b = y[s0:e + 1]
+        lo = np.nan if np.all(np.isnan(b)) else float(np.nanmin(b))
+        hi = np.nan if np.all(np.isnan(b)) else float(np.nanmax(b))
+        first, second = (hi, lo) if y[s0] > y[e] else (lo, hi)
+        tt += [t[s0], t[e]]
+        yy += [first, second]
+    return np.array(tt + [t[-1]]), np.array(yy + [y[-1]])
+
+
+def test_decimation_keeps_each_buckets_min_and_max(rng=np.random.default_rng(3)):
     for n in (5, 999, 1000, 1001, 12345):
         t = np.cumsum(rng.uniform(0.5, 1.5, n)) * 1e-3
         Y = rng.normal(size=(n, 4))
         Y[rng.integers(0, n, n // 10), 1] = np.nan          # gaps
         Y[:, 3] = np.nan if n > 3 else 0.0                  # a column of NaN only
         t2, Y2 = plots_mod.decimate_columns(t, Y)
+        assert len(t2) <= 2 * plots_mod.MAX_POINTS + 1
         for c in range(Y.shape[1]):
+            tr, yr = _decimate_reference(t, Y[:, c], plots_mod.MAX_POINTS)
+            assert np.array_equal(t2, tr)
+            assert np.array_equal(Y2[:, c], yr, equal_nan=True)
             tc, yc = plots_mod.decimate(t, Y[:, c])
-            assert np.array_equal(t2, tc)
-            assert np.array_equal(Y2[:, c], yc, equal_nan=True)
+            assert np.array_equal(tc, tr) and np.array_equal(yc, yr, equal_nan=True)
 
 
 def _points(curve):
