@@ -51,6 +51,7 @@ from .steploop import (advance_limited, close_loops, _stage, _powers, _laws, _la
                        _bounded, LIMIT_MARGIN)
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
+BOX = 4                         # a joint's dry friction: c = 0 while |lam| < mu[i] (the row's bound, f h), else at it
 PGS_MAX_ITER = 200
 PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
 CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
@@ -84,7 +85,9 @@ def bounce_speed(e, speed, pull, h):
 def pgs(W, r, kind, mu, lam, max_iter, tol):
     """Projected Gauss-Seidel on c = W lam + r: bilateral rows c = 0; unilateral rows
     0 <= lam _|_ c >= 0; NORMAL rows are followed by two tangent rows with the Coulomb disk
-    |lam_t| <= mu lam_n. lam is the warm start and the result. Returns the sweeps done."""
+    |lam_t| <= mu lam_n; BOX rows (a joint's dry friction) |lam| <= mu[i] with c = 0 inside the
+    box and lam = -mu[i] sign(c) on its edge. lam is the warm start and the result. Returns the
+    sweeps done."""
     m = r.shape[0]
     it = 0
     for it in range(1, max_iter + 1):
@@ -104,6 +107,15 @@ def pgs(W, r, kind, mu, lam, max_iter, tol):
                 new = lam[i] - c / W[i, i]
                 if new < 0.0:
                     new = 0.0
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                i += 1
+            elif k == BOX:
+                new = lam[i] - c / W[i, i]
+                if new > mu[i]:
+                    new = mu[i]
+                elif new < -mu[i]:
+                    new = -mu[i]
                 dv = abs(new - lam[i]) * W[i, i]
                 lam[i] = new
                 i += 1
@@ -164,6 +176,11 @@ def residual(W, r, kind, mu, lam):
         if k == BILATERAL:
             e = abs(c[i])
             i += 1
+        elif k == BOX:
+            x = lam[i] - c[i] / W[i, i]
+            x = min(mu[i], max(-mu[i], x))
+            e = abs(x - lam[i]) * W[i, i]
+            i += 1
         else:
             e = abs(min(c[i], W[i, i] * lam[i]))
             if k == NORMAL:
@@ -187,9 +204,12 @@ def residual(W, r, kind, mu, lam):
 def polish(W, r, kind, mu, lam, new):
     """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
     (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
-    -mu lam_n s along PGS's slip s: the n row met), active limits and bilateral rows. new receives
-    the answer; False when it is not admissible (then PGS's answer stands)."""
+    -mu lam_n s along PGS's slip s: the n row met), active limits, bilateral rows and BOX rows (a
+    joint's friction: sticking inside its box, c = 0 met; or held on its edge, a constant). new
+    receives the answer; False when it is not admissible (then PGS's answer stands)."""
     m = r.shape[0]
+    fixed = np.zeros(m)               # BOX rows on their edge: known impulses
+    nfixed = 0
     # column c of the unknowns' map P: up to 3 entries (row prow[c, e], weight pw[c, e])
     prow = np.zeros((m, 3), dtype=np.int64)
     pwt = np.zeros((m, 3))
@@ -212,6 +232,18 @@ def polish(W, r, kind, mu, lam, new):
                 ncol += 1
                 E[neq] = i
                 neq += 1
+            i += 1
+        elif k == BOX:
+            if abs(lam[i]) < mu[i] * (1.0 - 1e-6):               # sticking
+                prow[ncol, 0] = i
+                pwt[ncol, 0] = 1.0
+                pn[ncol] = 1
+                ncol += 1
+                E[neq] = i
+                neq += 1
+            else:                                                # sliding: on the edge
+                fixed[i] = mu[i] if lam[i] > 0.0 else -mu[i]
+                nfixed += 1
             i += 1
         else:
             if lam[i] > lam_n_tol:
@@ -242,25 +274,29 @@ def polish(W, r, kind, mu, lam, new):
                     E[neq] = i
                     neq += 1
             i += 3
-    if ncol == 0:
+    if ncol == 0 and nfixed == 0:
         return False
-    A = np.zeros((neq, ncol))
-    b = np.empty(neq)
-    for a in range(neq):
-        e = E[a]
-        b[a] = -r[e]
-        for c in range(ncol):
-            s = 0.0
-            for q in range(pn[c]):
-                s += W[e, prow[c, q]] * pwt[c, q]
-            A[a, c] = s
-    sol = np.linalg.lstsq(A, b, 1e-12)
-    x = sol[0]
     for j in range(m):
-        new[j] = 0.0
-    for c in range(ncol):
-        for q in range(pn[c]):
-            new[prow[c, q]] += pwt[c, q] * x[c]
+        new[j] = fixed[j]
+    if ncol > 0:
+        A = np.zeros((neq, ncol))
+        b = np.empty(neq)
+        for a in range(neq):
+            e = E[a]
+            b[a] = -r[e]
+            if nfixed > 0:
+                for j in range(m):
+                    b[a] -= W[e, j] * fixed[j]
+            for c in range(ncol):
+                s = 0.0
+                for q in range(pn[c]):
+                    s += W[e, prow[c, q]] * pwt[c, q]
+                A[a, c] = s
+        sol = np.linalg.lstsq(A, b, 1e-12)
+        x = sol[0]
+        for c in range(ncol):
+            for q in range(pn[c]):
+                new[prow[c, q]] += pwt[c, q] * x[c]
     cv = W @ new + r
     rmax = 0.0
     for j in range(m):
@@ -273,6 +309,13 @@ def polish(W, r, kind, mu, lam, new):
     while i < m:
         k = kind[i]
         if k == BILATERAL:
+            i += 1
+            continue
+        if k == BOX:
+            if abs(new[i]) > mu[i] * (1.0 + 1e-9) + lam_n_tol:
+                return False
+            if fixed[i] != 0.0 and cv[i] * fixed[i] > 1e-9 * scale * abs(fixed[i]):   # slips along its friction
+                return False
             i += 1
             continue
         if new[i] < -lam_n_tol or cv[i] < -1e-9 * scale:
@@ -349,6 +392,17 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds):
             k = kind[i]
             if k == BILATERAL:
                 trial[i] = new[i]
+                i += 1
+                continue
+            if k == BOX:
+                x = new[i]
+                if abs(x) >= mu[i] * (1.0 - 1e-6):          # on or past its edge: slide against the slip
+                    if abs(cv[i]) > 1e-9 * max(1.0, rmax):
+                        trial[i] = -mu[i] if cv[i] > 0.0 else mu[i]
+                    else:
+                        trial[i] = mu[i] if x > 0.0 else -mu[i]
+                else:
+                    trial[i] = x                            # stick
                 i += 1
                 continue
             if new[i] > 1e-12 * scale:
@@ -868,7 +922,8 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
 def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
                  geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, cbb, cn, mats, pgeo, pbase, nl, li, ls, ld, limit_e,
                  free_iq, free_iv, sb, sx, sd, skey, sshape, sbb, sn, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
-                 T, Jall, M, q_new, v_new, a1, tau1, pw, ci, cf, gains, lam_loop, lw, fr, Ar, br, zero):
+                 T, Jall, M, q_new, v_new, a1, tau1, pw, ci, cf, gains, lam_loop, lw, fr, Ar, br, zero, fric_v, fric_f,
+                 friction_forces):
     """One velocity-level step from (q, v) with nc contact candidates (cb.., at the start: body cb[k]
     touching body cbb[k] (0: the ground) with normal cn[k]; friction and restitution from mats and
     the ground, ``_material``) and nl
@@ -878,7 +933,10 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     (ci with rows; engine.loopkernels.pack): the smooth part is their constrained dynamics (Baumgarte
     gains), their rows A dv = 0 join the solve (the loop multipliers absorb the impulses) and
     lam_loop receives the multipliers, lam + impulse / h; lw, fr, Ar, br are their scratch and zero
-    nv zeros. Status; PYTHON_STEP when the loop rows are degenerate (the Python step warns)."""
+    nv zeros. Joint friction (fric_v velocity indices, fric_f their f > 0; empty: off): a BOX row
+    per torque-given coordinate (|impulse| <= f h, target 0), and -f sign(v) on the prescribed ones,
+    which their motors overcome; friction_forces receives the torques (nv). Status; PYTHON_STEP
+    when the loop rows are degenerate (the Python step warns)."""
     nv = v.shape[0]
     nq = q.shape[0]
     n = gnd[:3]
@@ -906,13 +964,22 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         v_free[iv + 4] += h * (v[iv + 2] * v[iv + 3] - v[iv] * v[iv + 5])
         v_free[iv + 5] += h * (v[iv] * v[iv + 4] - v[iv + 1] * v[iv + 3])
     # rows
-    m0 = 3 * nc + nl                  # the loops' rows follow the contacts' and the limits'
+    nfr = fric_v.shape[0]
+    fi = np.empty(nfr, dtype=np.int64)    # the friction rows' coordinates (torque-given ones)
+    nf = 0
+    for k in range(nfr):
+        if not prescribed[fric_v[k]]:
+            fi[nf] = k
+            nf += 1
+    m0 = 3 * nc + nl + nf             # the loops' rows follow the contacts', the limits' and the friction's
     m = m0 + nrows
     J = np.zeros((m, nv))
     if nc > 0:
         _contact_rows(m_bytes, ws_k, q, T, nc, cb, cbb, cx, cn, Jall, J)
     for k in range(nl):
         J[3 * nc + k, li[k]] = ls[k]
+    for k in range(nf):
+        J[3 * nc + nl + k, fric_v[fi[k]]] = 1.0
     if nrows > 0:
         sa, sb_, Ja, Jb = loop_views(lw, nv, nrows)[13:]
         if rows_into(m_bytes.view(MODEL_DTYPE), ws_k.view(WS_DTYPE), q, zero, ci, cf, fr, Ar, br, sa, sb_, Ja,
@@ -978,6 +1045,9 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
                 target[r_] = max(target[r_], bounce_speed(limit_e, speed, pull, h))
             elif ld[k] > 0.0:
                 landing_l[k] = math.sqrt(max(0.0, vl * vl + 2.0 * pull * ld[k]))
+    for k in range(nf):
+        kind[3 * nc + nl + k] = BOX
+        mu[3 * nc + nl + k] = fric_f[fi[k]] * h     # the bound of its impulse
     for i in range(m0, m):
         kind[i] = BILATERAL
     r = np.empty(m)
@@ -1025,6 +1095,12 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
             if warm_key[w] == key:
                 lam[3 * nc + k] = warm_lam[w, 0]
                 break
+    for k in range(nf):
+        key = -(1 + 2 * nv + fric_v[fi[k]])
+        for w in range(nwarm[0]):
+            if warm_key[w] == key:
+                lam[3 * nc + nl + k] = warm_lam[w, 0]
+                break
     iters, polished, res = solve(W, r, kind, mu, lam)
     for i in range(m):
         if dead[i]:
@@ -1043,6 +1119,11 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         warm_lam[nw, 0] = lam[3 * nc + k]
         warm_lam[nw, 3] = landing_l[k] if (landing_l[k] > RESTITUTION_SPEED and lam[3 * nc + k] > 0.0) else 0.0
         nw += 1
+    for k in range(nf):
+        warm_key[nw] = -(1 + 2 * nv + fric_v[fi[k]])
+        warm_lam[nw, 0] = lam[3 * nc + nl + k]
+        warm_lam[nw, 3] = 0.0
+        nw += 1
     nwarm[0] = nw
     for j in range(nv):
         s = v_free[j]
@@ -1058,6 +1139,21 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         for j in range(nv):
             s += J[i, j] * (v[j] + v_new[j])
         d_imp -= 0.5 * lam[i] * s
+    # the friction of prescribed joints, -f sign(v) at the start, which their motors overcome:
+    # f |v| h, booked at the start velocity as the motors' work is (engine.unilateral's step)
+    for j in range(nv):
+        friction_forces[j] = 0.0
+    for k in range(nfr):
+        i = fric_v[k]
+        if prescribed[i]:
+            fp = 0.0
+            if v[i] > 0.0:
+                fp = -fric_f[k]
+            elif v[i] < 0.0:
+                fp = fric_f[k]
+            friction_forces[i] = fp
+            tau1[i] -= fp
+            d_imp -= h * fp * v[i]
     q_mid = np.empty(nq)
     st = _integrate_free(m_bytes, q, v_new, h, free_iq, free_iv, q_mid, R0, R1, tmp)
     if st != OK:
@@ -1099,6 +1195,8 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         limit_forces[j] = 0.0
     for k in range(nl):
         limit_forces[li[k]] += ls[k] * lam[3 * nc + k] / h
+    for k in range(nf):
+        friction_forces[fric_v[fi[k]]] = lam[3 * nc + nl + k] / h
     for i in range(nrows):
         lam_loop[i] += lam[m0 + i] / h
     pa = 0.0
@@ -1160,7 +1258,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                     damping, tau_base, acc_base, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v, rec_a,
                     rec_tau, done, energy, geo, gnd, lim_q, lim_v, lim_lo, lim_hi, limit_e, free_iq, free_iv,
                     char_length, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats,
-                    fstats, ci, cf, gains, lam_out, proj, pgeo, mats, c_other, c_normal):
+                    fstats, ci, cf, gains, lam_out, proj, pgeo, mats, c_other, c_normal, fric_v, fric_f,
+                    friction_forces):
     """Advance (tv[0], q, v) by n steps with ground contact (gnd = (normal, height, friction,
     restitution, on)) and joint limits (lim_*; empty: off), as steploop.advance's arguments and
     outputs (energy accumulates (work, dissipated, external work)); the last step's contacts go to
@@ -1170,8 +1269,10 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     c_other and c_normal receive each reported contact's other body (0: the ground) and normal.
     Closed loops as in steploop.advance (ci, cf,
     gains, lam_out, proj; ci without rows: none): their rows join the unilateral steps, and after
-    every step a drift past the tolerance is projected away. Status: OK, DIVERGED, a kernel's
-    status, SINGULAR or PYTHON_STEP (the state is that step's start)."""
+    every step a drift past the tolerance is projected away. Joint friction (fric_v, fric_f; empty:
+    off, see contact_step) acts at every step: then every step is the unilateral one, and its
+    torques go to friction_forces. Status: OK, DIVERGED, a kernel's status, SINGULAR or
+    PYTHON_STEP (the state is that step's start)."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq
     nv = m[0].nv
@@ -1261,6 +1362,9 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     done[0] = 0
     step = 0
     wide = False
+    has_friction = fric_v.shape[0] > 0
+    for k in range(nv):
+        friction_forces[k] = 0.0
     while step < n:
         t = tv[0]
         st = forward_kinematics(m_bytes, ws_k, q, T)
@@ -1300,7 +1404,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             # start velocity (3e4 rad/s^2 at dt 0.01 covers 1.5 rad from rest); a far stop's row
             # (target -d/h) acts only when the step's own velocity would carry the joint past it
             nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, np.inf, li, ls, ld)
-        elif nc == 0 and nl == 0:
+        elif nc == 0 and nl == 0 and not has_friction:
             # nothing near: the chosen integrator (without a ground: until a limit comes near)
             for k in range(nq):
                 q_save[k] = q[k]
@@ -1344,6 +1448,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                 return st
             wide = True            # a limit is near (found above next time) or would be passed
             continue
+        usual = not wide            # the candidates of the usual margins (none may be: joint friction)
         wide = False
         # the unilateral step: inputs at the start
         if any_law:
@@ -1373,9 +1478,16 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                           pgeo, pbase, nl, li, ls, ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, sbb, sn,
                           warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen,
                           limit_forces, istats, fstats, T, Jall, M, q_new, v_new, a1, tau1, pw,
-                          ci, cf, gains, lam_step, lw, fr, Ar, br, zero)
+                          ci, cf, gains, lam_step, lw, fr, Ar, br, zero, fric_v, fric_f, friction_forces)
         if st != OK:
             return st
+        if usual and nc == 0 and nl == 0 and _violated(m_bytes, ws_k, q_new, geo, gnd, has_ground, lim_q, lim_lo,
+                                                       lim_hi, t1, t2, counts, cb, cx, cd, ckey, cshape, T,
+                                                       has_pairs, pgeo, pbase, cbb, cn):
+            # a step of joint friction alone crossed the ground or a stop: redo it with margins
+            # widened for its motion (engine.unilateral.ContactStepper.advance)
+            wide = True
+            continue
         if not (_bounded(q_new) and _bounded(v_new) and _bounded(a1)):
             for k in range(nq):
                 bad[k] = q_new[k]

@@ -1,7 +1,8 @@
 """The torque an acceleration-prescribed joint's motor supplies, settled after a step with the ground
 or joint limits on (``Simulator.tau``; issue 32, "one truth for every torque shown"):
 
-    tau = ID(q_prev, v_prev, a, f_ext + the step's contact wrenches) - A^T lam - tau_limit + d v_prev
+    tau = ID(q_prev, v_prev, a, f_ext + the step's contact wrenches) - A^T lam - tau_limit - tau_friction
+          + d v_prev
 
 The velocity-level step (engine.unilateral, engine.contactkernels) computes the hybrid torque of the
 free motion (before contacts and limits act) and subtracts the constraints' direct push J^T lambda / h;
@@ -51,7 +52,9 @@ def settle(sim, record=None):
         touching = len(sim._contacts) > 0
     else:
         touching = len(sim._contact_arrays[0]) > 0
-    if not (touching or np.any(sim.limit_forces) or np.any(sim.blocked) or sim._stepper.free):
+    friction = getattr(sim, "friction_forces", None)
+    friction = np.zeros(model.nv) if friction is None else np.asarray(friction, dtype=float)
+    if not (touching or np.any(sim.limit_forces) or np.any(friction) or np.any(sim.blocked) or sim._stepper.free):
         return       # no impulse acted and no free root's frame turned: the step's torque is exact
     q, v, a = sim.q_prev, sim.v_prev, sim.a
     if sim._contacts is not None:
@@ -75,13 +78,13 @@ def settle(sim, record=None):
         need += sim._damping * v
     free = pres & ~sim.blocked
     tau = np.array(sim.tau, dtype=float)
-    tau[free] = need[free] - sim.limit_forces[free]
+    tau[free] = need[free] - sim.limit_forces[free] - friction[free]   # joint friction: the motor overcomes it
     # the step booked the motors' work with the torque it had (semi-implicit: h tau . v at the start)
     sim.work += sim.dt * float((tau - sim.tau) @ v)
     sim.tau = tau
     if sim.blocked.any():
         lf = np.array(sim.limit_forces, dtype=float)
-        lf[sim.blocked] = need[sim.blocked] - tau[sim.blocked]
+        lf[sim.blocked] = need[sim.blocked] - tau[sim.blocked] - friction[sim.blocked]
         sim.limit_forces = lf
     if record is not None and len(record[0]):
         record[4][-1] = tau

@@ -50,6 +50,9 @@ keep the chosen integrator. Both kinds of step run compiled, n steps per call
 sphere, box, capsule, cylinder and convex mesh hull; ``model.self_collision`` switches a robot's
 links against each other, off by default; engine.Scene adds free objects). After a step: ``contacts`` (engine.contact.Contact list),
 ``limit_forces`` (nv), ``blocked``, ``contact_stats``; ``limit_restitution`` (0 = limits do not bounce).
+``joint_friction`` (default: on when the model has joint friction > 0) adds the joints' dry friction
+as rows of the same step, at every step; its torques in ``friction_forces`` (nv), its work in
+``dissipated``.
 
 Limits and prescribed joints: the stop wins. An acceleration-prescribed joint whose prescription
 would carry it past a limit is held at the stop instead (its prescription can not be met there);
@@ -110,6 +113,11 @@ def compiled_step():
     return _COMPILED_STEP[0]
 
 
+def _model_has_friction(model):
+    """Whether any joint coordinate of the model has dry friction f > 0."""
+    return any(j.friction is not None and np.any(np.asarray(j.friction, dtype=float) > 0.0) for j in model.joints)
+
+
 def _writable(x, dtype):
     """x as a writable contiguous array of dtype (the compiled loop's signature takes writable
     arrays; it never writes the inputs)."""
@@ -124,7 +132,7 @@ class Simulator:
     and the joint torques at the start of that step (``t_prev``, ``q_prev``, ``v_prev``; after
     ``evaluate()`` the current state). For an acceleration-prescribed joint ``tau`` is what its motor
     supplies, damping included: ID(q_prev, v_prev, a, f_ext + the step's contact wrenches)
-    - A^T lam - limit_forces + d v_prev, equal to ``engine.inverse_dynamics`` given the ground's
+    - A^T lam - limit_forces - friction_forces + d v_prev, equal to ``engine.inverse_dynamics`` given the ground's
     wrenches (``engine.motor_torque``).
     Limits: ``limit_forces`` (nv, the torque or force each stop exerted at the last step) and
     ``blocked`` (nv bools: the acceleration-prescribed coordinates whose prescription a stop
@@ -136,14 +144,17 @@ class Simulator:
     during the step.
     """
 
-    def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None, ground=None, joint_limits=None):
+    def __init__(self, model, dt=1e-3, integrator="rk4", q=None, v=None, ground=None, joint_limits=None,
+                 joint_friction=None):
         self.model = model
         self._stepper = None
         self.ground = ground
         self.joint_limits = joint_limits
+        self.joint_friction = joint_friction
         self.limit_restitution = 0.0
         self.contacts = []
         self.limit_forces = np.zeros(model.nv)
+        self.friction_forces = np.zeros(model.nv)
         self.blocked = np.zeros(model.nv, dtype=bool)
         self.dt = dt
         self.integrator = integrator
@@ -259,6 +270,22 @@ class Simulator:
         self._joint_limits = bool(value)
 
     @property
+    def joint_friction(self):
+        """Joint dry (Coulomb) friction, URDF ``<dynamics friction>`` / MJCF ``frictionloss``, acting
+        as a velocity-level row per coordinate (True/False; None = True when the model has any
+        friction > 0). Reported in ``friction_forces``."""
+        return self._joint_friction
+
+    @joint_friction.setter
+    def joint_friction(self, value):
+        if value is None:
+            value = _model_has_friction(self.model)
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"joint_friction: expected True, False or None, got {value!r}")
+        self._joint_friction = bool(value)
+        self._friction_on = self._joint_friction and _model_has_friction(self.model)
+
+    @property
     def limit_restitution(self):
         """Restitution of the joint limits in [0, 1] (0: a joint stops on its limit)."""
         return self._limit_restitution
@@ -280,7 +307,7 @@ class Simulator:
         return None if self._stepper is None else self._stepper.stats
 
     def _unilateral(self):
-        if self._ground is None and not self._joint_limits:
+        if self._ground is None and not self._joint_limits and not self._friction_on:
             return None
         if self._stepper is None:
             from .unilateral import ContactStepper
@@ -392,6 +419,7 @@ class Simulator:
         self.steps = 0
         self.contacts = []
         self.limit_forces = np.zeros(self.model.nv)
+        self.friction_forces = np.zeros(self.model.nv)
         self.blocked = np.zeros(self.model.nv, dtype=bool)
         if self._stepper is not None:
             self._stepper.reset()
@@ -442,7 +470,8 @@ class Simulator:
         try:
             self.step(1)
             out = (self.a.copy(), self.tau.copy(), np.array(self.lam, dtype=float), list(self.contacts),
-                   np.array(self.limit_forces, dtype=float), np.array(self.blocked, dtype=bool))
+                   np.array(self.limit_forces, dtype=float), np.array(self.blocked, dtype=bool),
+                   np.array(self.friction_forces, dtype=float))
             # the inputs the trial step used (input laws evaluated at this state), kept with a and tau:
             # the ones left from the last step belong to the state before (as the smooth path's
             # _inputs() sets them too)
@@ -452,7 +481,7 @@ class Simulator:
                 if data is not None and x.flags.writeable:
                     x[...] = data
                 vars(self)[k] = x
-        self.a, self.tau, self.lam, self.contacts, self.limit_forces, self.blocked = out
+        self.a, self.tau, self.lam, self.contacts, self.limit_forces, self.blocked, self.friction_forces = out
         self.a_cmd, self.tau_cmd = cmds
         self.t_prev, self.q_prev, self.v_prev = self.t, self.q, self.v
         return self.a, self.tau
@@ -576,7 +605,8 @@ class Simulator:
             packed = False
         # joint limits without a ground: the plain step loop runs until a limit comes near (its
         # call costs less than the unilateral step's), then the unilateral step takes over
-        limits_first = compiled_uni and self._ground is None
+        # (joint friction acts at every step: then the unilateral step takes them all)
+        limits_first = compiled_uni and self._ground is None and not self._friction_on
         loops = packed if (self.controller is None and uni is None) else False
         k = 0
         while k < n:

@@ -57,6 +57,12 @@ Rows (all velocity level, J v+ compared with a target):
   its prescription would carry past the row's target is held (its acceleration for this step the
   one that brings it onto the stop: ``_block``), the motor keeps the torque its prescription asks,
   the stop exerts the rest (``sim.limit_forces``) and ``sim.blocked`` marks it;
+- joint friction (URDF <dynamics friction>, MJCF frictionloss; ``sim.joint_friction``): per
+  torque-given coordinate i with f > 0 a BOX row v+_i = 0 with |impulse| <= f h (MuJoCo's
+  frictionloss): it sticks exactly while the torque that holds the joint is within f, else slides
+  with f against v+. Its rows act at every step (a model with friction takes this step even with
+  nothing near). An acceleration-prescribed coordinate has no row (it does not respond): its
+  friction is -f sign(v) at the start of the step, which its motor overcomes (``tau``);
 - closed loops: A dv = 0 (the loop multipliers absorb the contact impulses).
 
 Solver: projected Gauss-Seidel over the rows with the exact friction disk (per contact: normal
@@ -81,7 +87,8 @@ is removed by a position-only projection (a pseudo-velocity solve on the normal 
 push a body out, and the kinetic energy can not grow from the correction.
 
 Reported: ``sim.contacts`` (list of engine.contact.Contact), ``sim.limit_forces`` (nv, the torque or
-force each limit applies, impulse / h), ``sim.contact_stats`` (rows, PGS iterations, polished,
+force each limit applies, impulse / h), ``sim.friction_forces`` (nv, the joint friction's torque or
+force, impulse / h), ``sim.contact_stats`` (rows, PGS iterations, polished,
 worst complementarity residual in m/s).
 """
 from __future__ import annotations
@@ -98,7 +105,7 @@ from .constraints import active_constraints, constraint_system
 from .stepping import INTEGRATOR_CODES
 from .contact import ContactGeometry, Contact
 
-from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, PGS_MAX_ITER, PGS_TOL, CONTACT_MARGIN,
+from .contactkernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, BOX, PGS_MAX_ITER, PGS_TOL, CONTACT_MARGIN,
                              PENETRATION_SLOP, RESTITUTION_SPEED, bounce_speed, pgs, solve, delassus as _delassus,
                              rows_kernel as _rows_kernel, contact_advance, I_ROWS, I_ITER, I_POLISHED, I_STEPS,
                              I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
@@ -132,6 +139,15 @@ class ContactStepper:
         self.lim_q = np.array([next(j.idx_q for j in model.joints if j.idx_v == i) for i in idx], dtype=np.int64)
         self.lim_lo = np.array(lo, dtype=float)
         self.lim_hi = np.array(hi, dtype=float)
+        # joint friction (URDF <dynamics friction>, MJCF frictionloss): per coordinate with f > 0
+        fv, ff = [], []
+        for j in model.joints:
+            fr = np.zeros(j.nv) if j.friction is None else np.asarray(j.friction, dtype=float).reshape(-1)
+            for d in range(min(j.nv, fr.size)):
+                if fr[d] > 0.0:
+                    fv.append(j.idx_v + d), ff.append(float(fr[d]))
+        self.fric_v = np.array(fv, dtype=np.int64)
+        self.fric_f = np.array(ff, dtype=float)
         # free joints of a parent that can not rotate the frame they move in (the ground)
         self.free = [(j.idx_q, j.idx_v) for j in model.joints if j.kind == "free" and j.parent == 0]
         self._jall = np.zeros((model.nbodies + 1, 6, model.nv))
@@ -163,6 +179,26 @@ class ContactStepper:
     @property
     def has_limits(self):
         return len(self.lim_v) > 0
+
+    @property
+    def has_friction(self):
+        return len(self.fric_v) > 0
+
+    def friction_arrays(self, sim):
+        """(velocity index, friction f > 0) of the coordinates whose dry friction acts (empty when
+        ``sim.joint_friction`` is off)."""
+        if sim.joint_friction and self.has_friction:
+            return self.fric_v, self.fric_f
+        return self.fric_v[:0], self.fric_f[:0]
+
+    def _friction(self, sim):
+        """The friction rows of a step: [(velocity index, f)] of the torque-given coordinates (a
+        BOX row each), and (index array, f array) of the acceleration-prescribed ones (their
+        motors overcome the friction: -f sign(v) at the start of the step, 0 at rest)."""
+        fv, ff = self.friction_arrays(sim)
+        pres = np.asarray(sim.prescribed, dtype=bool)[fv]
+        rows = [(int(i), float(f)) for i, f, p in zip(fv, ff, pres) if not p]
+        return rows, fv[pres], ff[pres]
 
     def compiled_span(self, sim, n):
         """How many of the next n steps engine.contactkernels may take (0: the next step is the
@@ -203,7 +239,7 @@ class ContactStepper:
             mats = np.full((model.nbodies + 1, 2), np.nan)
             for b, (mu, e) in (getattr(model, "contact_materials", None) or {}).items():
                 mats[b] = (np.nan if mu is None else mu, np.nan if e is None else e)
-            nlim = len(self.lim_v)
+            nlim = len(self.lim_v) + len(self.fric_v)      # their warm starts too
             rng = np.array([[a, b] for (a, b) in g._grp_rng], dtype=np.int64).reshape(-1, 2)
             geo = (np.ascontiguousarray(g.points, dtype=float).reshape(-1, 3), g.point_body.astype(np.int64),
                    g.point_shape.astype(np.int64), g._grp_body.astype(np.int64), g._grp_c.reshape(-1, 3).copy(),
@@ -217,6 +253,7 @@ class ContactStepper:
                 warm_key=np.zeros(cap + 2 * nlim + 1, dtype=np.int64), warm_lam=np.zeros((cap + 2 * nlim + 1, 4)),
                 nwarm=np.zeros(1, dtype=np.int64), c_body=np.zeros(cap, dtype=np.int64), c_point=np.zeros((cap, 3)),
                 c_force=np.zeros((cap, 3)), c_pen=np.zeros(cap), limit_forces=np.zeros(model.nv),
+                friction_forces=np.zeros(model.nv),
                 istats=np.zeros(6, dtype=np.int64), fstats=np.zeros(2), gnd=np.zeros(8),
                 no_i=np.zeros(0, dtype=np.int64), no_f=np.zeros(0),
                 char_length=float(model.characteristic_length()), pgeo=g.pair_arrays(), mats=mats,
@@ -256,6 +293,7 @@ class ContactStepper:
             lq, lv, llo, lhi = self.lim_q, self.lim_v, self.lim_lo, self.lim_hi
         else:
             lq, lv, llo, lhi = K["no_i"], K["no_i"], K["no_f"], K["no_f"]
+        fv, ff = self.friction_arrays(sim)
         st_i, st_f, stats = K["istats"], K["fstats"], self.stats
         st_i[I_STEPS], st_i[I_MAX_ITER], st_f[F_WORST] = stats["steps"], stats["max_iterations"], stats["worst_residual"]
         rec = loop.no_rec if record is None else record
@@ -278,7 +316,8 @@ class ContactStepper:
                              loop.done, loop.energy, K["geo"], gnd, lq, lv, llo, lhi, float(sim.limit_restitution),
                              K["free_iq"], K["free_iv"], K["char_length"], K["warm_key"], K["warm_lam"], K["nwarm"],
                              K["c_body"], K["c_point"], K["c_force"], K["c_pen"], K["limit_forces"], st_i, st_f,
-                             ci, cf, gains, loop.lam, loop.proj, K["pgeo"], K["mats"], K["c_other"], K["c_normal"])
+                             ci, cf, gains, loop.lam, loop.proj, K["pgeo"], K["mats"], K["c_other"], K["c_normal"],
+                             fv, ff, K["friction_forces"])
         done = int(loop.done[0])
         if done:
             sim.t_prev, sim.q_prev, sim.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
@@ -299,6 +338,7 @@ class ContactStepper:
             sim._set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), K["c_normal"][:nc].copy(),
                                     K["c_force"][:nc].copy(), K["c_pen"][:nc].copy(), K["c_other"][:nc].copy())
             sim.limit_forces = K["limit_forces"].copy()
+            sim.friction_forces = K["friction_forces"].copy()
             sim.blocked = np.zeros(model.nv, dtype=bool)
             self.warm = {}
             self.approach = {}
@@ -436,9 +476,15 @@ class ContactStepper:
         T = _world_poses(model, q)
         contacts, limits = self._candidates(sim, q, v, T)
         if not contacts and not limits:
-            out = sim._advance(a_cmd, tau_cmd)
+            # joint friction acts at every step: the unilateral step with its rows alone
+            friction = sim.joint_friction and self.has_friction
+            if friction:
+                out = self._contact_step(sim, a_cmd, tau_cmd, q, v, T, contacts, limits)
+            else:
+                out = sim._advance(a_cmd, tau_cmd)
             if not self.violated(sim, out[0]):
-                self._clear(sim)
+                if not friction:
+                    self._clear(sim)
                 return out
             contacts, limits = self._candidates(sim, q, v, T)
             if not contacts and not limits:      # reached from farther than the margins: widen them
@@ -462,6 +508,7 @@ class ContactStepper:
     def _clear(self, sim):
         sim.contacts = []
         sim.limit_forces = np.zeros(self.model.nv)
+        sim.friction_forces = np.zeros(self.model.nv)
         sim.blocked = np.zeros(self.model.nv, dtype=bool)
         self.warm = {}
         self.approach = {}
@@ -489,12 +536,17 @@ class ContactStepper:
         Jl = np.zeros((len(limits), nv))
         for k, (i, s, d) in enumerate(limits):
             Jl[k, i] = s
+        # joint friction: a BOX row per torque-given coordinate, |impulse| <= f h, target 0
+        frows, pf_i, pf_f = self._friction(sim)
+        Jf = np.zeros((len(frows), nv))
+        for k, (i, f) in enumerate(frows):
+            Jf[k, i] = 1.0
         active = active_constraints(model)
         if active:
             _, A, _, _ = constraint_system(model, q, v, active)
         else:
             A = np.zeros((0, nv))
-        J = np.vstack((Jc, Jl, A))
+        J = np.vstack((Jc, Jl, Jf, A))
         m = J.shape[0]
         kind = np.empty(m, dtype=np.int64)
         mu = np.zeros(m)
@@ -540,10 +592,15 @@ class ContactStepper:
                 elif d > 0.0:
                     landing_l[k] = math.sqrt(max(0.0, vl * vl + 2.0 * pull * d))
         nl = len(limits)
-        kind[3 * nc + nl:] = BILATERAL
+        nf = len(frows)
+        m0 = 3 * nc + nl + nf               # the loops' rows follow
+        for k, (i, f) in enumerate(frows):
+            kind[3 * nc + nl + k] = BOX
+            mu[3 * nc + nl + k] = f * h     # the bound of its impulse
+        kind[m0:] = BILATERAL
         r = J @ v_free - target
         if A.shape[0]:
-            r[3 * nc + nl:] = 0.0           # the loops: the impulses change no loop velocity
+            r[m0:] = 0.0                    # the loops: the impulses change no loop velocity
         G = response(model, q, J.T, pres)
         W = np.empty((m, m))
         _delassus(J, G, W)
@@ -558,7 +615,7 @@ class ContactStepper:
             W[dead, dead] = 1.0
             r = np.where(dead, 0.0, r)
         # warm start
-        keys = [c[5] for c in contacts] + [("l", i, s) for (i, s, d) in limits]
+        keys = [c[5] for c in contacts] + [("l", i, s) for (i, s, d) in limits] + [("f", i) for (i, f) in frows]
         lam = np.zeros(m)
         for k, key in enumerate(keys[:nc]):
             w = self.warm.get(key)
@@ -585,6 +642,10 @@ class ContactStepper:
         # into their frame at the end: a rolling ball's normal row would see its velocity turned)
         loss = -0.5 * float(lam @ (J @ (v + v_new)))
         loss -= 0.5 * h * float(stop_torque @ (v + v_new))      # the stops that hold prescribed joints
+        # the friction of prescribed joints, -f sign(v) at the start, which their motors overcome:
+        # f |v| h, booked at the start velocity as the motors' work is (so the two cancel)
+        pf_force = -pf_f * np.sign(v[pf_i])
+        loss -= h * float(pf_force @ v[pf_i])
         q_new, v_new = self._integrate(q, v_new, h)
         q_new = self._project_out(sim, q_new)
         q_new, dE = self._return_into_range(sim, q_new, v_new, h)
@@ -596,10 +657,17 @@ class ContactStepper:
             tau1 = tau1.copy()
             unblocked = pres & ~blocked
             tau1[unblocked] -= gen[unblocked]     # what the motors of prescribed joints supply now
-        lam_out = lam1 + lam[3 * nc + nl:] / h if A.shape[0] else lam1
+        if pf_i.size:
+            tau1 = tau1.copy()
+            tau1[pf_i] -= pf_force           # the motors of prescribed joints overcome their friction
+        lam_out = lam1 + lam[m0:] / h if A.shape[0] else lam1
         limit_forces = np.zeros(nv)
         for k, (i, s, d) in enumerate(limits):
             limit_forces[i] += s * lam[3 * nc + k] / h
+        friction_forces = np.zeros(nv)
+        for k, (i, f) in enumerate(frows):
+            friction_forces[i] = lam[3 * nc + nl + k] / h
+        friction_forces[pf_i] = pf_force
         if blocked.any():
             # a held joint's motor keeps its prescribed torque; the stop takes the rest, what the
             # contacts or loops do not supply
@@ -615,6 +683,7 @@ class ContactStepper:
                                "ground" if bb == 0 else names[bb - 1]))
         sim.contacts = out
         sim.limit_forces = limit_forces
+        sim.friction_forces = friction_forces
         sim.blocked = blocked
         st = self.stats
         st.update(rows=m, iterations=int(iters), polished=bool(polished), residual=float(res))

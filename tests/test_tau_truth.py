@@ -59,20 +59,23 @@ def _check_ran(kind, runs):
 
 
 def by_equation_terms(sim):
-    """The Lagrangian sum M a + C v + g - A^T lam - J_c^T f_c - tau_limit (+ d v) at the step's start."""
+    """The Lagrangian sum M a + C v + g - A^T lam - J_c^T f_c - tau_limit - tau_friction (+ d v) at
+    the step's start (joint friction: a joint-space torque as the limits')."""
     m = sim.model
+    joint = sim.limit_forces + sim.friction_forces
     eq = equation_terms(m, sim.q_prev, sim.v_prev, sim.a, lam=sim.lam if np.size(sim.lam) else None,
                         f_ext=sim.f_ext, contacts=sim.contacts,
-                        limit_forces=sim.limit_forces if np.any(sim.limit_forces) else None)
+                        limit_forces=joint if np.any(joint) else None)
     return eq.tau + m.damping * sim.v_prev
 
 
 def by_newton_euler(sim):
-    """RNEA with the contacts as body wrenches (engine.equation.contact_wrenches), less the limits."""
+    """RNEA with the contacts as body wrenches (engine.equation.contact_wrenches), less the limits
+    and the joint friction."""
     m = sim.model
     fe = contact_wrenches(m, sim.q_prev, sim.contacts)
     return (engine.inverse_dynamics(m, sim.q_prev, sim.v_prev, sim.a, fe or None)
-            - sim.limit_forces + m.damping * sim.v_prev)
+            - sim.limit_forces - sim.friction_forces + m.damping * sim.v_prev)
 
 
 def assert_tau_true(sim, tol=1e-9):
@@ -278,3 +281,52 @@ def test_contact_body_wrenches_agree_with_the_equation_modules(rng):
     for name in ref:
         np.testing.assert_allclose(got[name], ref[name], rtol=0, atol=1e-10)
     assert contact_body_wrenches(model, q, [], np.zeros((0, 3)), np.zeros((0, 3))) == {}
+
+
+# ---------------------------------------------------------------------- joint friction
+def arm7_with_friction(law):
+    """arm7_on_its_stop with dry friction 0.8 N m on every joint (joint4 prescribed: its motor
+    overcomes its friction; the others slide or stick against theirs)."""
+    model, sim = arm7_on_its_stop(law)
+    for j in model.joints:
+        j.friction = np.full(j.nv, 0.8)
+    sim = engine.Simulator(model, dt=sim.dt, q=sim.q, v=sim.v, joint_limits=sim.joint_limits)
+    _, again = arm7_on_its_stop(law)
+    sim.inputs, sim.prescribed[:], sim.a_cmd = again.inputs, again.prescribed, again.a_cmd
+    assert sim.joint_friction
+    return model, sim
+
+
+@pytest.mark.parametrize("law", ["sine", "constant"])
+def test_motor_overcomes_joint_friction(step_kind, law):
+    """tau of the prescribed joint4 = ID(q, v, a) - tau_limit - tau_friction + d v: its friction is
+    -f sign(v) at the step's start (the motor supplies f against the motion); the torque-given
+    joints' friction acts through the step's rows (their motion, hence joint4's inertial coupling,
+    changes). Every row of a long call (record), then every step's readout."""
+    kind, runs = step_kind
+    model, sim = arm7_with_friction(law)
+    j4 = model.joint("joint4").idx_v
+    n = 300
+    rec = (np.empty(n), np.empty((n, model.nq)), np.empty((n, model.nv)), np.empty((n, model.nv)),
+           np.empty((n, model.nv)))
+    sim.step(n, record=rec)
+    moving = 0
+    for k in range(n):
+        ref = engine.inverse_dynamics(model, rec[1][k], rec[2][k], rec[3][k]) + model.damping * rec[2][k]
+        fr4 = -0.8 * np.sign(rec[2][k][j4])
+        moving += fr4 != 0.0
+        assert rec[4][k, j4] == pytest.approx(ref[j4] - fr4, rel=1e-9, abs=1e-9), f"row {k}"
+    assert moving > 100
+    sliding = 0
+    for k in range(n):
+        sim.step(1)
+        assert_tau_true(sim)
+        ff = sim.friction_forces
+        assert ff[j4] == -0.8 * np.sign(sim.v_prev[j4])
+        others = np.abs(sim.v) > 1e-9
+        others[j4] = False
+        sliding += np.count_nonzero(np.abs(ff[others]) > 0.8 * (1 - 1e-9))
+        assert np.all(np.abs(ff) <= 0.8 * (1 + 1e-9))
+    assert sliding > 50
+    print(f"{kind} {law}: work {sim.work:.3f} J, dissipated {sim.dissipated:.3f} J")
+    _check_ran(kind, runs)
