@@ -78,6 +78,7 @@ class ContactUI(QtCore.QObject):
         self.friction = DEFAULT_FRICTION
         self._ground = {}        # model name -> ground on (the user's choice for that model)
         self._limits = {}        # model name -> joint limits on
+        self._joint_friction = {}    # model name -> joint dry friction on
         self.model = None
         self.overlay = None
         self._marked = set()
@@ -92,6 +93,10 @@ class ContactUI(QtCore.QObject):
         self.act_limits = action(win, sm, "Joint &Limits", self.set_joint_limits, checkable=True, checked=True,
                                  tip="joints stop at their limits (URDF <limit>), the limit torque is reported; "
                                      "a switch per model")
+        self.act_joint_friction = action(win, sm, "Joint Dr&y Friction", self.set_joint_friction, checkable=True,
+                                         checked=True,
+                                         tip="joints resist motion with their dry (Coulomb) friction, URDF <dynamics "
+                                             "friction> / MJCF frictionloss; a switch per model")
         self.act_unpin = action(win, sm, "Unpin All", self.unpin_all,
                                 tip="release the bodies pinned with Shift+click (the pose drag moves them again)")
         vm.addSeparator()
@@ -114,6 +119,10 @@ class ContactUI(QtCore.QObject):
     def limits_on(self, model):
         return self._limits.get(model.name, bool(limited_joints(model)))
 
+    def joint_friction_on(self, model):
+        """The joint friction switch for a model: the user's choice, else on when it has friction."""
+        return self._joint_friction.get(model.name, _has_joint_friction(model))
+
     def choose(self, model_name, ground=None, limits=None):
         """Set the switches for a model by name before it opens (as the menus remember them once
         the user has used them); None leaves a switch to its default."""
@@ -128,7 +137,7 @@ class ContactUI(QtCore.QObject):
     def sim_options(self, model):
         """Keywords of the SimWorker (and its Simulator) for a model about to start."""
         return dict(ground=self._make_ground() if self.ground_on(model) else None,
-                    joint_limits=self.limits_on(model))
+                    joint_limits=self.limits_on(model), joint_friction=self.joint_friction_on(model))
 
     def set_model(self, model, worker):
         self.model = model
@@ -138,6 +147,10 @@ class ContactUI(QtCore.QObject):
             a.setChecked(on)
             a.blockSignals(False)
         self.act_limits.setEnabled(bool(limited_joints(model)))
+        self.act_joint_friction.blockSignals(True)
+        self.act_joint_friction.setChecked(self.joint_friction_on(model))
+        self.act_joint_friction.blockSignals(False)
+        self.act_joint_friction.setEnabled(_has_joint_friction(model))
         self._update_friction_text()
 
     def standing_sentence(self, held):
@@ -195,6 +208,19 @@ class ContactUI(QtCore.QObject):
             self.win.worker.post(lambda w: setattr(w.sim, "joint_limits", on))
         self.win.status.showMessage(f"joint limits {'on' if on else 'off'} ({self.model.name})", 6000)
 
+    def set_joint_friction(self, on):
+        """Joint dry friction on or off for the current model (from the next step)."""
+        on = bool(on)
+        if self.act_joint_friction.isChecked() != on:
+            self.act_joint_friction.setChecked(on)
+            return
+        if self.model is None:
+            return
+        self._joint_friction[self.model.name] = on
+        if self.win.worker is not None:
+            self.win.worker.post(lambda w: setattr(w.sim, "joint_friction", on))
+        self.win.status.showMessage(f"joint friction {'on' if on else 'off'} ({self.model.name})", 6000)
+
     def _arrows_toggled(self, on):
         self.win._last_serial = -1          # redraw the snapshot now
 
@@ -251,3 +277,8 @@ class ContactUI(QtCore.QObject):
             if row is not None and hasattr(row, "set_on_limit"):
                 row.set_on_limit(name in now, past)
         self._marked, self._past = now, past
+
+
+def _has_joint_friction(model):
+    """Whether a joint of the model has dry friction f > 0 (URDF <dynamics friction>, MJCF frictionloss)."""
+    return any(j.friction is not None and np.any(np.asarray(j.friction, dtype=float) > 0.0) for j in model.joints)

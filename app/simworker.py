@@ -102,7 +102,7 @@ class SimWorker:
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
     def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim",
-                 ground=None, joint_limits=None, sample_interval=SAMPLE_INTERVAL):
+                 ground=None, joint_limits=None, sample_interval=SAMPLE_INTERVAL, joint_friction=None):
         self.e = engine
         self.model = model.clone()          # only this thread uses it
         # its own constraint objects: switching one off here must not touch the GUI's model
@@ -110,7 +110,7 @@ class SimWorker:
         self.layout = SampleLayout(model)
         self.contact = ContactState(self.model, self.layout)     # contact and limit columns, pins
         self.sim = engine.Simulator(self.model, dt=dt, integrator=integrator, q=q0, v=v0, ground=ground,
-                                    joint_limits=joint_limits)
+                                    joint_limits=joint_limits, joint_friction=joint_friction)
         self._gravity0 = tuple(float(x) for x in np.asarray(self.model.gravity, dtype=float).reshape(3))
         self._projections_seen = self.loop_projections()
         self.controller = EngineInputs(self.model, engine, self.sim)

@@ -79,7 +79,8 @@ class TeachingProbe:
             a_cmd, tau_cmd = sim.a_cmd.copy(), sim.tau_cmd.copy()
         tau_in = tau_cmd - model.damping * v
         contacts = tuple(sim.contacts or ())
-        limit = np.array(sim.limit_forces, dtype=float)
+        # the joint-space torques of the last step: the stops' and the joints' dry friction
+        limit = np.array(sim.limit_forces, dtype=float) + np.array(sim.friction_forces, dtype=float)
         return np.array([sim.t]), q, v, prescribed, a_cmd, tau_in, dict(sim.f_ext or {}), contacts, limit
 
     @staticmethod
