@@ -512,7 +512,7 @@ class ContactStepper:
             vn = v_minus[3 * k]
             if d > 0.0:
                 target[3 * k] = -d / h
-            if e_g > 0.0:
+            if e_g > 0.0 and (c[1] == 0 or A.shape[0]):     # between bodies: _impact_pass
                 pull = max(0.0, -float(a_n[k]))
                 speed = self.approach.get(c[5], 0.0) if d <= PENETRATION_SLOP else 0.0
                 if speed == 0.0 and d <= 0.0 and vn < -RESTITUTION_SPEED:
@@ -557,6 +557,14 @@ class ContactStepper:
             W[:, dead] = 0.0
             W[dead, dead] = 1.0
             r = np.where(dead, 0.0, r)
+        # impacts between bodies, one pair at a time (Newton's cradle): before the simultaneous solve
+        v_pass, pass_loss = v, 0.0
+        if nc and not A.shape[0]:
+            dv, pass_loss = self._impact_pass(J, G, W, dead, v_free, contacts, mats, h)
+            if dv is not None:
+                v_free = v_free + dv
+                v_pass = v + dv
+                r = np.where(dead, 0.0, r + J @ dv)
         # warm start
         keys = [c[5] for c in contacts] + [("l", i, s) for (i, s, d) in limits]
         lam = np.zeros(m)
@@ -583,7 +591,7 @@ class ContactStepper:
         # step (1/2 m v^2 of an inelastic impact, friction times slip, 0 at rest or sticking), both
         # in the frame the rows are written in (v_new before _integrate turns free roots' twists
         # into their frame at the end: a rolling ball's normal row would see its velocity turned)
-        loss = -0.5 * float(lam @ (J @ (v + v_new)))
+        loss = pass_loss - 0.5 * float(lam @ (J @ (v_pass + v_new)))
         loss -= 0.5 * h * float(stop_torque @ (v + v_new))      # the stops that hold prescribed joints
         q_new, v_new = self._integrate(q, v_new, h)
         q_new = self._project_out(sim, q_new)
@@ -625,6 +633,27 @@ class ContactStepper:
         dW = [h * p for p in sim._powers(q, v, tau1)]     # semi-implicit Euler: the powers at the start
         dW[1] += loss
         return q_new, v_new, a1, tau1, lam_out, dW
+
+    @staticmethod
+    def _impact_pass(J, G, W, dead, v_free, contacts, mats, h):
+        """(dv, loss) of the sequential impacts between bodies in this step (``contactkernels.
+        impact_pass``: each pair in a chain of touching bodies with restitution takes the pairwise
+        Newton impact on its own approach speed, in the order the impulse travels), or (None, 0)
+        when no pair between bodies has restitution. Ground contacts keep their own bounce (the
+        speed they land with, ``bounce_speed``); a model with closed loops keeps the simultaneous
+        rule (an impulse on one row alone would open a loop)."""
+        from .contactkernels import impact_pass
+        nc = len(contacts)
+        e = np.array([mats[k][1] if (contacts[k][1] != 0 and not dead[3 * k]) else 0.0 for k in range(nc)])
+        if not np.any(e > 0.0):
+            return None, 0.0
+        vel = J[0:3 * nc:3] @ v_free
+        gap = np.array([float(c[4]) for c in contacts])
+        imp = np.zeros(nc)
+        loss = impact_pass(W, vel, gap, e, float(h), imp)
+        if not np.any(imp):
+            return None, 0.0
+        return G[:, 0:3 * nc:3] @ imp, float(loss)
 
     def _block(self, sim, q, v, a_cmd, tau_cmd, a_free, tau1, limits):
         """The acceleration-prescribed joints that a stop overrides in this step (nv bools) and
