@@ -84,8 +84,8 @@ class LessonUI(QtCore.QObject):
             from engine import catalog
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                model = catalog.load_model(src, floating_base=lesson.floating_base(),
-                                           package_paths=win.package_paths)
+                model = L.build_model(lesson, lambda s, fb: catalog.load_model(s, floating_base=fb,
+                                                                                package_paths=win.package_paths))
             L.check_model(lesson, model)
             q0, v0 = catalog.initial_state(model)
             q0, v0 = L.initial_state(lesson, model, q0, v0)
