@@ -41,6 +41,13 @@ Rows (all velocity level, J v+ compared with a target):
   pair's signed distance; friction and restitution the mean of the two bodies' values
   (``material``: ``model.contact_materials``, else the ground's). Which bodies may touch:
   ``model.self_collision`` (default off), adjacent links never, ``model.disabled_collisions``;
+- impacts between bodies with restitution (``_impact_pass``, before the solve): one pair at a time,
+  as the impulse travels along touching bodies (Newton's cradle), not shared in one simultaneous
+  solve: the contact approaching fastest among those touching or closing in the step takes the
+  pairwise Newton impulse -(1 + e) n.v / W_kk on its own normal row (its normal velocity becomes
+  -e times its own velocity just before), the struck body's next contact is then approaching and
+  takes the next, until none approaches; each impulse keeps the energy at e = 1 and loses
+  (1 - e^2) (n.v)^2 / 2 W_kk otherwise (in ``dissipated``). The solve then starts from there;
 - friction t1, t2: the exact Coulomb disk |lambda_t| <= mu lambda_n, sticking when t.v+ = 0;
 - joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints); with
   restitution e (``limit_restitution``, default 0: no bounce) a joint bounces as a contact does,
