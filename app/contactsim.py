@@ -44,7 +44,10 @@ def limited_joints(model):
 def default_ground(model):
     """Whether the ground is on when a model opens (the window and ``jointlab simulate`` alike): on
     for articulated floating-base robots with collision shapes; a single free body (the spinning
-    top, the rolling disk) shows its motion in free space or on its own rolling constraint."""
+    top, the rolling disk) shows its motion in free space or on its own rolling constraint. A
+    lesson's "ground" switch (``model.lesson_ground``, app.lessons.build_model) wins."""
+    if getattr(model, "lesson_ground", None) is not None:
+        return bool(model.lesson_ground)
     return floating(model) and model.nbodies > 1 and bool(contact_bodies(model))
 
 

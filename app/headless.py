@@ -356,7 +356,16 @@ def _run(args, out, err):
     if not source:
         raise UsageError("no model: give MODEL or a --lesson that names one")
     try:
-        model = load_model(source, floating_base=args.floating_base, package_paths=tuple(args.package_path))
+        from .lessons import Lesson, build_model, LessonError
+        if isinstance(lesson, Lesson) and not args.model and (lesson.objects or lesson.materials or lesson.ground
+                                                               is not None or "self_collision" in lesson.model):
+            try:        # the lesson's objects, link materials, self-collision and ground switch
+                model = build_model(lesson, lambda s, fb: load_model(s, floating_base=args.floating_base,
+                                                                     package_paths=tuple(args.package_path)))
+            except LessonError as exc:
+                raise UsageError(f"--lesson: {exc}") from None
+        else:
+            model = load_model(source, floating_base=args.floating_base, package_paths=tuple(args.package_path))
     except (engine.ModelError, OSError, KeyError) as e:
         print(f"jointlab simulate: cannot load model: {e}", file=err)
         return 2

@@ -16,6 +16,23 @@ and a notes text (what to look at). Example::
       "plots": ["q:joint1", "tau:joint1", "ddq:joint2"]
     }
 
+Objects (free bodies added to the model through ``engine.Scene``), contact materials of the model's
+own links, self-collision and the ground switch::
+
+      "model": {"path": "models/newtons_cradle.urdf", "self_collision": true},
+      "materials": {"ball1": {"friction": 0.0, "restitution": 1.0}},
+      "ground": true,
+      "objects": [{"kind": "box", "name": "crate", "size": [0.2, 0.2, 0.2], "mass": 2.0,
+                   "position": [0.5, 0.0, 0.1], "rpy": [0, 0, 0], "friction": 0.5,
+                   "restitution": 0.0, "color": [0.8, 0.4, 0.2]}]
+
+An object's kind is "box" (size: 3 full side lengths, m), "ball" (size: the radius) or "cylinder"
+(size: [radius, length], its axis the body's z); mass in kg; position (m) and rpy (rad) place it
+(its free joint "<name>_free" moves it from there: q and v of a lesson may name that joint);
+friction, restitution and color are optional (the ground's values, an orange). ``build_model``
+loads the model and adds them. "ground" (true or false) overrides the window's default ground
+switch for the lesson's model.
+
 Keys left out get the window's start settings (rk4, dt 1 ms, speed 1, gravity on, the default view
 toggles and plot channels; joints not listed: what the window starts them with, torque-driven and
 passive, a floating base held), whatever the scene shown before. ``load_lesson`` checks the whole file and raises
@@ -51,9 +68,16 @@ VIEW_DEFAULTS = {"frames": False, "axes": False, "com": False, "forces": True, "
                  "constraints": True, "follow": False}
 DEFAULT_INTEGRATOR, DEFAULT_DT, DEFAULT_SPEED = "rk4", 1e-3, 1.0
 CAMERA_KEYS = ("center", "distance", "elevation", "azimuth", "fov")
-MODEL_KEYS = ("name", "path", "floating_base")
+MODEL_KEYS = ("name", "path", "floating_base", "self_collision")
 KEYS = ("format", "version", "title", "notes", "model", "q", "v", "joints", "constraints", "stabilization",
-        "gravity", "integrator", "dt", "speed", "running", "camera", "view", "plots")
+        "gravity", "integrator", "dt", "speed", "running", "camera", "view", "plots", "objects", "materials",
+        "ground")
+OBJECT_KINDS = {"box": 3, "ball": 1, "cylinder": 2}     # kind -> the numbers of its size
+OBJECT_KEYS = ("kind", "name", "size", "mass", "position", "rpy", "friction", "restitution", "color")
+MATERIAL_KEYS = ("friction", "restitution")
+MAX_OBJECTS = 100
+MAX_OBJECT_SIZE = 100.0      # m: an object's size and |position| on each axis
+MAX_OBJECT_MASS = 1e6        # kg
 # a lesson is untrusted input (a file from anyone): what load_lesson reads at most
 MAX_BYTES = 1_000_000        # 1 MB (the shipped lessons are 1-3 kB); a bigger file is not read
 MAX_DEPTH = 16               # nesting of objects and lists (a lesson needs 3)
@@ -85,6 +109,9 @@ class Lesson:
     camera: dict | None = None                   # center [x, y, z], distance, elevation, azimuth, fov
     view: dict = field(default_factory=dict)     # toggle -> bool
     plots: list | None = None                    # channel names; None: the window's defaults
+    objects: list = field(default_factory=list)  # free bodies added through engine.Scene (checked dicts)
+    materials: dict = field(default_factory=dict)   # body name -> {"friction", "restitution"}
+    ground: bool | None = None                   # the ground switch (None: the window's default)
     path: str | None = field(default=None, compare=False)   # the file it was read from
 
     # ------------------------------------------------------------------ derived
@@ -112,7 +139,8 @@ class Lesson:
             if f.name == "path":
                 continue
             val = getattr(self, f.name)
-            if val is None or (f.name in ("q", "v", "joints", "constraints", "view") and not val):
+            if val is None or (f.name in ("q", "v", "joints", "constraints", "view", "objects", "materials")
+                               and not val):
                 continue
             d[f.name] = val
         return d
@@ -225,8 +253,9 @@ def lesson_from_dict(d, where="lesson"):
     for k in ("name", "path"):
         if k in m and not (isinstance(m[k], str) and m[k].strip()):
             _fail(where, f"model.{k}", f"expected a non-empty text, got {m[k]!r}")
-    if "floating_base" in m and not isinstance(m["floating_base"], bool):
-        _fail(where, "model.floating_base", f"expected true or false, got {m['floating_base']!r}")
+    for k in ("floating_base", "self_collision"):
+        if k in m and not isinstance(m[k], bool):
+            _fail(where, f"model.{k}", f"expected true or false, got {m[k]!r}")
     kw["model"] = dict(m)
     for k in ("q", "v"):
         if k in d:
@@ -240,7 +269,7 @@ def lesson_from_dict(d, where="lesson"):
         if not isinstance(c, dict) or not all(isinstance(x, bool) for x in c.values()):
             _fail(where, "constraints", f"expected an object {{constraint name: true or false}}, got {c!r}")
         kw["constraints"] = dict(c)
-    for k in ("stabilization", "gravity", "running"):
+    for k in ("stabilization", "gravity", "running", "ground"):
         if k in d:
             if not isinstance(d[k], bool):
                 _fail(where, k, f"expected true or false, got {d[k]!r}")
@@ -296,7 +325,134 @@ def lesson_from_dict(d, where="lesson"):
         if not (isinstance(p, list) and all(isinstance(x, str) and x for x in p)):
             _fail(where, "plots", f"expected a list of channel names such as \"q:joint1\", got {p!r}")
         kw["plots"] = list(p)
+    if "objects" in d:
+        kw["objects"] = _objects(where, d["objects"])
+    if "materials" in d:
+        kw["materials"] = _materials(where, d["materials"])
     return Lesson(**kw)
+
+
+def _numbers(where, key, x, n, lo=None, hi=None, what="numbers"):
+    """A list of n finite numbers (a bare number when n == 1 is accepted too)."""
+    if n == 1 and _is_num(x):
+        x = [x]
+    if not (isinstance(x, list) and len(x) == n and all(_is_num(y) for y in x)):
+        _fail(where, key, f"expected {n} finite {what}, got {x!r}" if n > 1 else f"expected a finite number, got {x!r}")
+    for y in x:
+        if (lo is not None and not y > lo) or (hi is not None and abs(y) > hi):
+            rng = f"> {lo:g}" if lo is not None else ""
+            rng += (" and " if rng and hi is not None else "") + (f"at most {hi:g} in magnitude" if hi is not None else "")
+            _fail(where, key, f"{x!r} is out of range: each value must be {rng}")
+    return [float(y) for y in x]
+
+
+def _objects(where, objs):
+    """The checked list of a lesson's objects (see the module text)."""
+    if not isinstance(objs, list):
+        _fail(where, "objects", f"expected a list of objects {{\"kind\", \"size\", \"mass\", ...}}, got {objs!r}")
+    if len(objs) > MAX_OBJECTS:
+        _fail(where, "objects", f"{len(objs)} objects; a lesson holds at most {MAX_OBJECTS}")
+    out, names = [], set()
+    for i, o in enumerate(objs):
+        key = f"objects[{i}]"
+        if not isinstance(o, dict):
+            _fail(where, key, f"expected an object {{\"kind\", \"size\", \"mass\", ...}}, got {o!r}")
+        for k in o:
+            if k not in OBJECT_KEYS:
+                _fail(where, f"{key}.{k}", f"unknown key; the keys of an object are {', '.join(OBJECT_KEYS)}")
+        kind = o.get("kind")
+        if kind not in OBJECT_KINDS:
+            _fail(where, f"{key}.kind", f"unknown kind {kind!r}; expected one of {', '.join(OBJECT_KINDS)}")
+        name = o.get("name", f"{kind}{i + 1}")
+        if not (isinstance(name, str) and name.strip()):
+            _fail(where, f"{key}.name", f"expected a non-empty text, got {name!r}")
+        if name in names:
+            _fail(where, f"{key}.name", f"'{name}' names two objects")
+        names.add(name)
+        for k in ("size", "mass"):
+            if k not in o:
+                _fail(where, f"{key}.{k}", f"missing; a {kind} needs its {k}")
+        n = OBJECT_KINDS[kind]
+        size = _numbers(where, f"{key}.size", o["size"], n, lo=0.0, hi=MAX_OBJECT_SIZE,
+                        what={3: "side lengths (m)", 2: "numbers [radius, length] (m)", 1: "numbers"}[n])
+        mass = _numbers(where, f"{key}.mass", o["mass"], 1, lo=0.0, hi=MAX_OBJECT_MASS)[0]
+        pos = _numbers(where, f"{key}.position", o.get("position", [0.0, 0.0, 0.0]), 3, hi=MAX_OBJECT_SIZE)
+        rpy = _numbers(where, f"{key}.rpy", o.get("rpy", [0.0, 0.0, 0.0]), 3, hi=MAX_COORDINATE)
+        ob = {"kind": kind, "name": name, "size": size, "mass": mass, "position": pos, "rpy": rpy}
+        if o.get("friction") is not None:
+            mu = _numbers(where, f"{key}.friction", o["friction"], 1)[0]
+            if not 0.0 <= mu <= 10.0:
+                _fail(where, f"{key}.friction", f"{o['friction']!r} is out of range: expected 0 to 10")
+            ob["friction"] = mu
+        if o.get("restitution") is not None:
+            e = _numbers(where, f"{key}.restitution", o["restitution"], 1)[0]
+            if not 0.0 <= e <= 1.0:
+                _fail(where, f"{key}.restitution", f"{o['restitution']!r} is out of range: expected 0 to 1")
+            ob["restitution"] = e
+        if "color" in o:
+            c = o["color"]
+            if not (isinstance(c, list) and len(c) in (3, 4) and all(_is_num(y) and 0.0 <= y <= 1.0 for y in c)):
+                _fail(where, f"{key}.color", f"expected 3 or 4 numbers in 0..1 (r, g, b[, a]), got {c!r}")
+            ob["color"] = [float(y) for y in c]
+        out.append(ob)
+    return out
+
+
+def _materials(where, mats):
+    if not isinstance(mats, dict):
+        _fail(where, "materials", f"expected an object {{body name: {{\"friction\", \"restitution\"}}}}, got {mats!r}")
+    out = {}
+    for name, spec in mats.items():
+        key = f"materials.{name}"
+        if not isinstance(spec, dict) or not spec:
+            _fail(where, key, f"expected an object with friction and/or restitution, got {spec!r}")
+        for k, x in spec.items():
+            if k not in MATERIAL_KEYS:
+                _fail(where, f"{key}.{k}", f"unknown key; expected {', '.join(MATERIAL_KEYS)}")
+            if not _is_num(x) or x < 0.0 or (k == "restitution" and x > 1.0) or x > 10.0:
+                _fail(where, f"{key}.{k}", f"expected a number in {'0..1' if k == 'restitution' else '0..10'}, "
+                      f"got {x!r}")
+        out[name] = {k: float(x) for k, x in spec.items()}
+    return out
+
+
+def build_model(lesson: Lesson, load, where=None):
+    """The model a lesson runs: ``load(source, floating_base)`` (e.g. engine.catalog.load_model), its
+    self-collision switch and link materials set, the lesson's objects added through engine.Scene
+    (a new model), and its ground switch kept as ``model.lesson_ground`` (app.contactsim.default_ground
+    reads it). Raises LessonError naming the file and the key (an unknown body, an object name the
+    model has)."""
+    where = where or lesson.path or "lesson"
+    model = load(lesson.model_source(), lesson.floating_base())
+    if lesson.model.get("self_collision") is not None:
+        model.self_collision = bool(lesson.model["self_collision"])
+    if lesson.materials:
+        mats = dict(getattr(model, "contact_materials", {}) or {})
+        for name, spec in lesson.materials.items():
+            if name not in model.body_names:
+                _fail(where, f"materials.{name}", f"model '{model.name}' has no body '{name}'; its bodies: "
+                      f"{', '.join(model.body_names)}")
+            k = model.body_names.index(name) + 1
+            old = mats.get(k, (None, None))
+            mats[k] = (spec.get("friction", old[0]), spec.get("restitution", old[1]))
+        model.contact_materials = mats
+    if lesson.objects:
+        import engine
+        scene = engine.Scene(model)
+        add = {"box": lambda o, kw: scene.add_box(o["name"], size=o["size"], **kw),
+               "ball": lambda o, kw: scene.add_ball(o["name"], radius=o["size"][0], **kw),
+               "cylinder": lambda o, kw: scene.add_cylinder(o["name"], radius=o["size"][0], length=o["size"][1], **kw)}
+        for i, o in enumerate(lesson.objects):
+            kw = dict(mass=o["mass"], position=o["position"], rpy=o["rpy"], friction=o.get("friction"),
+                      restitution=o.get("restitution"), color=o.get("color"))
+            try:
+                add[o["kind"]](o, kw)
+            except ValueError as exc:
+                _fail(where, f"objects[{i}]", str(exc))
+        model = scene.build()
+    if lesson.ground is not None:
+        model.lesson_ground = bool(lesson.ground)
+    return model
 
 
 class _LongInteger:

@@ -84,8 +84,8 @@ class LessonUI(QtCore.QObject):
             from engine import catalog
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                model = catalog.load_model(src, floating_base=lesson.floating_base(),
-                                           package_paths=win.package_paths)
+                model = L.build_model(lesson, lambda s, fb: catalog.load_model(s, floating_base=fb,
+                                                                                package_paths=win.package_paths))
             L.check_model(lesson, model)
             q0, v0 = catalog.initial_state(model)
             q0, v0 = L.initial_state(lesson, model, q0, v0)
@@ -258,6 +258,13 @@ class LessonUI(QtCore.QObject):
         view = {k: a.isChecked() for k, a in win.toggles.items() if k in L.VIEW_TOGGLES}
         view["follow"] = win.act_follow.isChecked()
         cur = self.current
+        extra = {}
+        if cur is not None and (cur.objects or cur.materials or cur.ground is not None
+                                or "self_collision" in cur.model):
+            # the scene the lesson built (its objects' joints are among q and joints above)
+            extra = dict(objects=[dict(o) for o in cur.objects], materials=dict(cur.materials), ground=cur.ground)
+            if "self_collision" in cur.model:
+                m["self_collision"] = cur.model["self_collision"]
         return L.Lesson(
             model=m, title=title if title is not None else (cur.title if cur else
                                                             (model.description or {}).get("title") or model.name),
@@ -267,7 +274,7 @@ class LessonUI(QtCore.QObject):
             dt=L._close_choice(float(win.dt_box.currentData()), L.DT_CHOICES),
             speed=L._close_choice(float(win.speed_box.currentData()), L.SPEED_CHOICES),
             running=bool(snap.running), camera=get_camera(win.view), view=view,
-            plots=list(win.plots.channels()))
+            plots=list(win.plots.channels()), **extra)
 
     def save(self, path, title=None, notes=None):
         lesson = self.capture(title, notes)

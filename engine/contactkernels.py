@@ -80,6 +80,46 @@ def bounce_speed(e, speed, pull, h):
     return es * es / (math.sqrt(ph * ph + es * es) + ph)
 
 
+@njit(cache=True)
+def impact_pass(W, vel, gap, e, h, imp):
+    """Sequential impacts between bodies (Newton's cradle): a chain of touching contacts passes an
+    impact on one pair at a time, as the impulse travels, instead of sharing it in one simultaneous
+    solve (which sends the struck row of balls off together). ``vel`` (nc): the contacts' normal
+    velocities (row 3k of W is contact k's normal row); ``gap`` their signed distances; ``e`` their
+    restitution (0: not in the pass: a ground contact, a dead row, an inelastic pair). Repeatedly
+    the contact approaching fastest among those that touch or close their gap in this step
+    (gap + h vel <= 0) faster than RESTITUTION_SPEED gets the pairwise Newton impulse
+    p = -(1 + e) vel / W_kk on its normal row alone: its own normal velocity becomes -e times its
+    own velocity just before, the others change by W[:, k] p (the struck neighbour now approaches
+    the next ball, which gets the next impulse), until no contact approaches (at most 50 nc
+    impulses). ``imp`` (nc) receives each contact's summed impulse, ``vel`` the velocities after.
+    Each impulse changes the kinetic energy by -(1 - e^2) vel^2 / (2 W_kk): none at e = 1, a loss
+    for e < 1; returns the summed loss (>= 0)."""
+    nc = vel.shape[0]
+    loss = 0.0
+    for k in range(nc):
+        imp[k] = 0.0
+    for it in range(50 * nc):
+        best = -1
+        worst = -RESTITUTION_SPEED
+        for k in range(nc):
+            if e[k] <= 0.0 or W[3 * k, 3 * k] <= 0.0:
+                continue
+            u = vel[k]
+            if u < worst and gap[k] + h * u <= 0.0:
+                worst = u
+                best = k
+        if best < 0:
+            break
+        k = best
+        u = vel[k]
+        p = -(1.0 + e[k]) * u / W[3 * k, 3 * k]
+        imp[k] += p
+        loss += 0.5 * p * u * (e[k] - 1.0)           # -p (u + u') / 2 with u' = -e u
+        for j in range(nc):
+            vel[j] += W[3 * j, 3 * k] * p
+    return loss
+
 # ------------------------------------------------------------------ the solver
 @njit(cache=True)
 def pgs(W, r, kind, mu, lam, max_iter, tol):
@@ -992,6 +1032,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     mu = np.zeros(m)
     target = np.zeros(m)
     landing = np.zeros(nc)            # speed at which a contact reaches the ground in this step
+    e_pass = np.zeros(nc)             # restitution of the contacts between bodies (impact_pass)
     mat = np.empty(2)
     for k in range(nc):
         kind[3 * k] = NORMAL
@@ -1000,6 +1041,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         _material(mats, cb[k], cbb[k], gnd, mat)
         mu[3 * k] = mat[0]
         e_g = mat[1]
+        e_pass[k] = e_g if (cbb[k] != 0 and nrows == 0) else 0.0     # between bodies: impact_pass
         vn = 0.0
         an = 0.0
         for j in range(nv):
@@ -1008,7 +1050,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         an /= h
         if cd[k] > 0.0:
             target[3 * k] = -cd[k] / h
-        if e_g > 0.0:
+        if e_g > 0.0 and e_pass[k] == 0.0:
             pull = max(0.0, -an)
             speed = 0.0
             if cd[k] <= PENETRATION_SLOP:
@@ -1081,6 +1123,36 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     for i in range(m):
         if dead[i]:
             W[i, i] = 1.0
+    # impacts between bodies, one pair at a time (Newton's cradle): before the simultaneous solve
+    # (engine.unilateral.ContactStepper._impact_pass)
+    dv_pass = np.zeros(nv)
+    pass_loss = 0.0
+    any_pass = False
+    for k in range(nc):
+        if dead[3 * k]:
+            e_pass[k] = 0.0
+        any_pass = any_pass or e_pass[k] > 0.0
+    if any_pass:
+        vel = np.zeros(nc)
+        for k in range(nc):
+            s = 0.0
+            for j in range(nv):
+                s += J[3 * k, j] * v_free[j]
+            vel[k] = s
+        imp = np.zeros(nc)
+        pass_loss = impact_pass(W, vel, cd[:nc], e_pass, h, imp)
+        for k in range(nc):
+            if imp[k] != 0.0:
+                for j in range(nv):
+                    dv_pass[j] += G[j, 3 * k] * imp[k]
+        for j in range(nv):
+            v_free[j] += dv_pass[j]
+        for i in range(m):
+            if not dead[i]:
+                s = 0.0
+                for j in range(nv):
+                    s += J[i, j] * dv_pass[j]
+                r[i] += s
     # warm start
     lam = np.zeros(m)
     for k in range(nc):
@@ -1133,11 +1205,11 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     # the impulses' loss: each row's impulse times the mean of its velocity before and after the step
     # (1/2 m v^2 of an inelastic impact, friction times slip when sliding, 0 at rest or sticking), in
     # the frame the rows are written in: before _integrate_free turns the free roots' twists
-    d_imp = 0.0
+    d_imp = pass_loss
     for i in range(m):
         s = 0.0
         for j in range(nv):
-            s += J[i, j] * (v[j] + v_new[j])
+            s += J[i, j] * (v[j] + dv_pass[j] + v_new[j])
         d_imp -= 0.5 * lam[i] * s
     # the friction of prescribed joints, -f sign(v) at the start, which their motors overcome:
     # f |v| h, booked at the start velocity as the motors' work is (engine.unilateral's step)

@@ -41,6 +41,13 @@ Rows (all velocity level, J v+ compared with a target):
   pair's signed distance; friction and restitution the mean of the two bodies' values
   (``material``: ``model.contact_materials``, else the ground's). Which bodies may touch:
   ``model.self_collision`` (default off), adjacent links never, ``model.disabled_collisions``;
+- impacts between bodies with restitution (``_impact_pass``, before the solve): one pair at a time,
+  as the impulse travels along touching bodies (Newton's cradle), not shared in one simultaneous
+  solve: the contact approaching fastest among those touching or closing in the step takes the
+  pairwise Newton impulse -(1 + e) n.v / W_kk on its own normal row (its normal velocity becomes
+  -e times its own velocity just before), the struck body's next contact is then approaching and
+  takes the next, until none approaches; each impulse keeps the energy at e = 1 and loses
+  (1 - e^2) (n.v)^2 / 2 W_kk otherwise (in ``dissipated``). The solve then starts from there;
 - friction t1, t2: the exact Coulomb disk |lambda_t| <= mu lambda_n, sticking when t.v+ = 0;
 - joint limit: +-v+_i >= -dist/h (so q+ stays within the limit exactly for 1-dof joints); with
   restitution e (``limit_restitution``, default 0: no bounce) a joint bounces as a contact does,
@@ -564,7 +571,7 @@ class ContactStepper:
             vn = v_minus[3 * k]
             if d > 0.0:
                 target[3 * k] = -d / h
-            if e_g > 0.0:
+            if e_g > 0.0 and (c[1] == 0 or A.shape[0]):     # between bodies: _impact_pass
                 pull = max(0.0, -float(a_n[k]))
                 speed = self.approach.get(c[5], 0.0) if d <= PENETRATION_SLOP else 0.0
                 if speed == 0.0 and d <= 0.0 and vn < -RESTITUTION_SPEED:
@@ -614,6 +621,14 @@ class ContactStepper:
             W[:, dead] = 0.0
             W[dead, dead] = 1.0
             r = np.where(dead, 0.0, r)
+        # impacts between bodies, one pair at a time (Newton's cradle): before the simultaneous solve
+        v_pass, pass_loss = v, 0.0
+        if nc and not A.shape[0]:
+            dv, pass_loss = self._impact_pass(J, G, W, dead, v_free, contacts, mats, h)
+            if dv is not None:
+                v_free = v_free + dv
+                v_pass = v + dv
+                r = np.where(dead, 0.0, r + J @ dv)
         # warm start
         keys = [c[5] for c in contacts] + [("l", i, s) for (i, s, d) in limits] + [("f", i) for (i, f) in frows]
         lam = np.zeros(m)
@@ -640,7 +655,7 @@ class ContactStepper:
         # step (1/2 m v^2 of an inelastic impact, friction times slip, 0 at rest or sticking), both
         # in the frame the rows are written in (v_new before _integrate turns free roots' twists
         # into their frame at the end: a rolling ball's normal row would see its velocity turned)
-        loss = -0.5 * float(lam @ (J @ (v + v_new)))
+        loss = pass_loss - 0.5 * float(lam @ (J @ (v_pass + v_new)))
         loss -= 0.5 * h * float(stop_torque @ (v + v_new))      # the stops that hold prescribed joints
         # the friction of prescribed joints, -f sign(v) at the start, which their motors overcome:
         # f |v| h, booked at the start velocity as the motors' work is (so the two cancel)
@@ -694,6 +709,27 @@ class ContactStepper:
         dW = [h * p for p in sim._powers(q, v, tau1)]     # semi-implicit Euler: the powers at the start
         dW[1] += loss
         return q_new, v_new, a1, tau1, lam_out, dW
+
+    @staticmethod
+    def _impact_pass(J, G, W, dead, v_free, contacts, mats, h):
+        """(dv, loss) of the sequential impacts between bodies in this step (``contactkernels.
+        impact_pass``: each pair in a chain of touching bodies with restitution takes the pairwise
+        Newton impact on its own approach speed, in the order the impulse travels), or (None, 0)
+        when no pair between bodies has restitution. Ground contacts keep their own bounce (the
+        speed they land with, ``bounce_speed``); a model with closed loops keeps the simultaneous
+        rule (an impulse on one row alone would open a loop)."""
+        from .contactkernels import impact_pass
+        nc = len(contacts)
+        e = np.array([mats[k][1] if (contacts[k][1] != 0 and not dead[3 * k]) else 0.0 for k in range(nc)])
+        if not np.any(e > 0.0):
+            return None, 0.0
+        vel = J[0:3 * nc:3] @ v_free
+        gap = np.array([float(c[4]) for c in contacts])
+        imp = np.zeros(nc)
+        loss = impact_pass(W, vel, gap, e, float(h), imp)
+        if not np.any(imp):
+            return None, 0.0
+        return G[:, 0:3 * nc:3] @ imp, float(loss)
 
     def _block(self, sim, q, v, a_cmd, tau_cmd, a_free, tau1, limits):
         """The acceleration-prescribed joints that a stop overrides in this step (nv bools) and

@@ -32,7 +32,7 @@ def build(key, inputs=None, integrator=None, dt=None):
     """(lesson, model, setup, simulator) of lesson ``key`` ("01" ...), built as the window builds it;
     ``inputs`` {joint: JointInput} replace some of the lesson's laws (the notes' "Try: ...")."""
     les = L.load_lesson(LESSONS[key])
-    model = load_model(les.model_source(), floating_base=les.floating_base())
+    model = L.build_model(les, lambda s, fb: load_model(s, floating_base=fb))
     setup = window_start(engine, model)
     apply_lesson_to_simulation(les, engine, setup)
     if inputs:
@@ -101,7 +101,7 @@ def _with_ground():
     out = []
     for key, path in sorted(LESSONS.items()):
         les = L.load_lesson(path)
-        if default_ground(load_model(les.model_source(), floating_base=les.floating_base())):
+        if default_ground(L.build_model(les, lambda s, fb: load_model(s, floating_base=fb))):
             out.append(key)
     return out
 
