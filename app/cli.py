@@ -8,7 +8,7 @@
 MODEL is a URDF path, an MJCF path (.xml with a <mujoco> root, or .mjcf; needs the mujoco package),
 a shipped asset name (see `jointlab models`) or, when the example-robot-data package is installed,
 one of its robot names; installed Gymnasium MuJoCo models are named "gym:NAME" ("gym:humanoid").
-A lesson file that does not load (``app.lessons.load_lesson``) is refused before the window opens:
+A lesson file that does not load (``app.sim.lessons.load_lesson``) is refused before the window opens:
 the message names the file and the key, the exit status is 2.
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "simulate":
         args = _simulate_parser().parse_args(argv[1:])
-        from .headless import run_simulation
+        from app.headless import run_simulation
         return run_simulation(args)
     if argv and argv[0] == "models":
         from engine.catalog import list_models
@@ -86,19 +86,19 @@ def main(argv=None):
     parser = _gui_parser()
     args = parser.parse_args(argv)
     if args.model and args.model.lower().endswith(".jlab"):
-        from .lessons import LessonError, load_lesson
+        from app.sim.lessons import LessonError, load_lesson
         try:                     # a lesson is untrusted: checked whole before the window opens
             load_lesson(args.model)
         except LessonError as exc:
             print(f"jointlab: could not open the lesson: {exc}", file=sys.stderr)
             return 2
     if args.record is not None:
-        from .recording import check_video_path
+        from app.window.recording import check_video_path
         try:
             check_video_path(args.record)
         except ValueError as exc:
             parser.error(f"--record: {exc}")
-    from .gui import main as gui_main
+    from app.gui import main as gui_main
     return gui_main(args.model, screenshot=args.screenshot, quit_after=args.quit_after,
                     package_paths=tuple(args.package_path), record=args.record)
 

@@ -25,8 +25,8 @@ T_START = time.time()     # when this module was first imported (the CLI imports
 # engine); the derivatives' kernels follow in the child's warm-up, or load at their first call
 ENGINE_MODULES = ("engine.algorithms.rnea", "engine.algorithms.aba", "engine.algorithms.hybrid",
                   "engine.algorithms.crba", "engine.algorithms.kinematics", "engine.algorithms.liegroup",
-                  "engine.algorithms.coriolis", "engine.poses", "engine.algorithms.frames",
-                  "engine.algorithms.response", "engine.loopkernels", "engine.steploop")
+                  "engine.algorithms.coriolis", "engine.algorithms.poses", "engine.algorithms.frames",
+                  "engine.algorithms.response", "engine.loops.kernels", "engine.stepping.steploop")
 PREPARED = "jointlab: prepared "     # the child's line after each task of engine.warmup it finished
 # what the window needs to run a tree model through the Python step (engine.warmup.PYTHON_STEP_TASKS,
 # copied): on a cold start the model opens once these are compiled, and the compiled step loops take
@@ -34,8 +34,8 @@ PREPARED = "jointlab: prepared "     # the child's line after each task of engin
 PYTHON_STEP_TASKS = ("model", "engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
                      "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
                      "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
-                     "engine.poses:body_poses")
-LOOPS_READY = ("engine.steploop", "engine.loopkernels", "simulation", "contact")
+                     "engine.algorithms.poses:body_poses")
+LOOPS_READY = ("engine.stepping.steploop", "engine.loops.kernels", "simulation", "contact")
 
 
 def _kernel_cache_dir():
@@ -102,10 +102,10 @@ class EngineImport:
             import engine
             import engine.catalog  # noqa: F401
             import engine.warmup
-            import engine.simulator
+            import engine.simulation.simulator
             if self.child is not None and not self._finished(ENGINE_MODULES):
                 # a cold start: what the Python step needs is compiled; the rest is still compiling
-                engine.simulator.set_compiled_step(False)
+                engine.simulation.simulator.set_compiled_step(False)
                 self.python_step = True
                 engine.warmup.prepare(None, PYTHON_STEP_TASKS)
                 threading.Thread(target=self._load_loops, args=(engine,), name="jointlab-loops",
@@ -133,7 +133,7 @@ class EngineImport:
             engine.warmup.load_cached()
         except Exception:         # the first compiled step would load (or compile) them itself
             pass
-        engine.simulator.set_compiled_step(True)
+        engine.simulation.simulator.set_compiled_step(True)
         self.loops_ready.set()
 
     @property
@@ -190,7 +190,7 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
     from PyQt6 import QtCore, QtWidgets
     # import the GUI modules before the engine thread starts: two threads importing the same module
     # at once (colorama: numba and pyqtgraph both import it) can fail inside importlib (KeyError)
-    from .mainwindow import MainWindow, DEFAULT_MODEL
+    from app.window.mainwindow import MainWindow, DEFAULT_MODEL
     loader = EngineImport()          # compile or load the kernels while the window starts
     if QtWidgets.QApplication.instance() is None:
         # GL windows share programs and buffers (pyqtgraph caches its shader programs globally)

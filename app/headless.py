@@ -16,7 +16,7 @@ potential, total; work, dissipated, balance), the wrench of the joint given with
 without), the constraint multipliers (lambda, one column per row, its name followed by the label the
 constraint gives that row, e.g. "lambda:closure[0] fx") and the residuals |f(q)| when the model has
 loops, and the real-time factor measured so far. The CSV is written whole or not at all
-(``app.safewrite``: a temporary file in the target's folder, its rows counted back, then renamed
+(``app.sim.safewrite``: a temporary file in the target's folder, its rows counted back, then renamed
 over the target); when it can not be, the message names the file and the reason and the exit status
 is 4 (2: a bad command line or lesson, 3: the simulation stopped, its rows so far written).
 """
@@ -68,7 +68,7 @@ class SimulationSetup:
     model: object
     q0: np.ndarray
     v0: np.ndarray
-    inputs: dict = field(default_factory=dict)      # joint name -> app.inputs.JointInput
+    inputs: dict = field(default_factory=dict)      # joint name -> app.sim.inputs.JointInput
     integrator: str = "rk4"
     dt: float = 1e-3
     held: dict = field(default_factory=dict)        # joint name -> "floating base" | "massless" | "standing"
@@ -90,8 +90,8 @@ def window_start(engine, model, release_base=False, ground=None, joint_limits=No
     every joint of a floating-base robot but the base (it stands); without the ground the floating
     base itself (unless ``release_base``)."""
     from engine.catalog import initial_state
-    from .contactsim import default_ground, floating, limited_joints
-    from .inputs import JointInput
+    from app.sim.contactsim import default_ground, floating, limited_joints
+    from app.sim.inputs import JointInput
     q0, v0 = initial_state(model)
     setup = SimulationSetup(model, np.array(q0, dtype=float), np.array(v0, dtype=float))
     setup.ground = default_ground(model) if ground is None else bool(ground)
@@ -115,7 +115,7 @@ def window_start(engine, model, release_base=False, ground=None, joint_limits=No
 def joint_input(engine, setup, joint, mode, law=None, params=None, where="--mode"):
     """The JointInput the joint panel would give ``joint`` for ``mode`` (and ``law``, ``params``);
     a UsageError naming the joint, the mode or the law when one is not valid."""
-    from .inputs import TORQUE_KINDS, ACCEL_KINDS, PARAMS, default_input
+    from app.sim.inputs import TORQUE_KINDS, ACCEL_KINDS, PARAMS, default_input
     model = setup.model
     if joint not in model.joint_names:
         raise UsageError(f"{where}: no joint named '{joint}'; joints: {', '.join(model.joint_names)}")
@@ -155,9 +155,9 @@ def apply_modes(engine, setup, specs):
 
 # ---------------------------------------------------------------------- lessons
 def read_lesson(path):
-    """A lesson file (``app.lessons.load_lesson``); a bad one is a UsageError naming the file, the
+    """A lesson file (``app.sim.lessons.load_lesson``); a bad one is a UsageError naming the file, the
     key and the fault."""
-    from .lessons import load_lesson, LessonError
+    from app.sim.lessons import load_lesson, LessonError
     try:
         return load_lesson(path)
     except (LessonError, OSError) as exc:
@@ -177,7 +177,7 @@ def _get(obj, *names, default=None):
 def lesson_model(lesson):
     """The model a lesson names (a shipped name, a path, an example-robot-data name), or None;
     a relative path is taken from the lesson file's folder when it exists there."""
-    if hasattr(lesson, "model_source"):              # an app.lessons.Lesson
+    if hasattr(lesson, "model_source"):              # an app.sim.lessons.Lesson
         return lesson.model_source()
     name = _get(lesson, "model")
     name = _get(name, "name", "source", default=name) if not isinstance(name, str) else name
@@ -190,9 +190,9 @@ def lesson_model(lesson):
 
 
 def _apply_lesson_file(lesson, engine, setup):
-    """An app.lessons.Lesson: checked against the model, then its state, joints, constraint
+    """An app.sim.lessons.Lesson: checked against the model, then its state, joints, constraint
     switches, gravity, integrator and dt (what the window applies, less camera, view and plots)."""
-    from .lessons import LessonError, check_model, initial_state
+    from app.sim.lessons import LessonError, check_model, initial_state
     model = setup.model
     try:
         check_model(lesson, model)
@@ -214,11 +214,11 @@ def _apply_lesson_file(lesson, engine, setup):
 
 def apply_lesson_to_simulation(lesson, engine, setup):
     """Apply a lesson's initial state, joint modes and laws (with parameters), integrator and dt to
-    ``setup`` (a SimulationSetup of the lesson's model). Accepts an ``app.lessons.Lesson``
+    ``setup`` (a SimulationSetup of the lesson's model). Accepts an ``app.sim.lessons.Lesson``
     (as read from a .jlab file), or an object or a dict of the same fields; a UsageError names a bad entry."""
     model = setup.model
     where = f"--lesson {_get(lesson, 'path', default='')}".rstrip()
-    from .lessons import Lesson
+    from app.sim.lessons import Lesson
     if isinstance(lesson, Lesson):
         return _apply_lesson_file(lesson, engine, setup)
     init = _get(lesson, "initial_state", default=None) or {}
@@ -241,14 +241,14 @@ def apply_lesson_to_simulation(lesson, engine, setup):
         joints = {}
         for name in dict.fromkeys(list(modes) + list(laws)):
             law = laws.get(name)
-            if hasattr(law, "mode") and hasattr(law, "kind"):       # an app.inputs.JointInput
+            if hasattr(law, "mode") and hasattr(law, "kind"):       # an app.sim.inputs.JointInput
                 joints[name] = law
                 continue
             spec = dict(law) if isinstance(law, dict) else {"law": law}
             spec.setdefault("mode", modes.get(name, _get(law, "mode", default="torque")))
             joints[name] = spec
     for name, spec in dict(joints).items():
-        if hasattr(spec, "mode") and hasattr(spec, "kind"):        # an app.inputs.JointInput
+        if hasattr(spec, "mode") and hasattr(spec, "kind"):        # an app.sim.inputs.JointInput
             if name not in model.joint_names:
                 raise UsageError(f"{where}: no joint named '{name}'; joints: {', '.join(model.joint_names)}")
             setup.inputs[name] = spec
@@ -279,7 +279,7 @@ def apply_lesson_to_simulation(lesson, engine, setup):
 # ---------------------------------------------------------------------- the run
 def make_simulator(engine, setup):
     """(simulator, controller) of a setup: the window's input laws, evaluated in the compiled step."""
-    from .simworker import EngineInputs
+    from app.sim.simworker import EngineInputs
     sim = engine.Simulator(setup.model, dt=setup.dt, integrator=setup.integrator, q=setup.q0, v=setup.v0,
                            ground=engine.Ground() if setup.ground else None, joint_limits=setup.joint_limits)
     controller = EngineInputs(setup.model, engine, sim)
@@ -348,15 +348,15 @@ def _steps(engine, sim, rows, queue, contact, n_steps, wrench, fh, rows_written,
 def _run(args, out, err):
     import engine
     from engine.catalog import load_model
-    from .recorder import SampleLayout, SampleQueue
-    from .samplerows import StepRows
-    from .contactsim import ContactState
+    from app.sim.recorder import SampleLayout, SampleQueue
+    from app.sim.samplerows import StepRows
+    from app.sim.contactsim import ContactState
     lesson = read_lesson(args.lesson) if getattr(args, "lesson", None) else None
     source = args.model or (lesson_model(lesson) if lesson is not None else None)
     if not source:
         raise UsageError("no model: give MODEL or a --lesson that names one")
     try:
-        from .lessons import Lesson, build_model, LessonError
+        from app.sim.lessons import Lesson, build_model, LessonError
         if isinstance(lesson, Lesson) and not args.model and (lesson.objects or lesson.materials or lesson.ground
                                                                is not None or "self_collision" in lesson.model):
             try:        # the lesson's objects, link materials, self-collision and ground switch
@@ -394,7 +394,7 @@ def _run(args, out, err):
     show = not args.no_progress
     t_start = time.perf_counter()
     if args.csv:                   # whole or not at all: a temporary file, its rows counted, renamed
-        from .safewrite import WriteError, atomic_write, csv_rows
+        from app.sim.safewrite import WriteError, atomic_write, csv_rows
         rows_written = [0]
 
         def write(tmp):

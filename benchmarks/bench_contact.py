@@ -84,7 +84,7 @@ def _quat(R):
 def run_mujoco(name, seconds, dt):
     """The robot welded in its standing pose, one free rigid body on MuJoCo's plane."""
     import mujoco
-    from engine.api import _world_poses
+    from engine.algorithms.api import _world_poses
     from scipy.spatial import ConvexHull
     model = load(name)
     q, _ = catalog.initial_state(model)

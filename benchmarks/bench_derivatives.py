@@ -126,7 +126,7 @@ def bench_constrained(repeat):
 
     import engine
     from engine import catalog
-    D = importlib.import_module("engine.derivatives")
+    D = importlib.import_module("engine.derivatives.api")
     out = []
     for name in LOOPS:
         model = catalog.load_model(name)

@@ -210,7 +210,7 @@ def breakdown(name, repeat, seed=0):
     import engine
     import pinocchio as pin
     from engine.algorithms.crba import crba
-    from engine.poses import body_poses, frame_jacobian, FRAME_CODES
+    from engine.algorithms.poses import body_poses, frame_jacobian, FRAME_CODES
     model, pmodel = load(name)
     pdata = pmodel.createData()
     q_to_pin, _ = coordinate_maps(model, pmodel)

@@ -7,10 +7,10 @@ percentiles, the real-time factor and whether every sample reached the plots.
 
 Several --dt (or --all-dt: every time step the app offers) are measured one after the other in
 the same window, then a table compares them (same machine load, same run). The window records one
-sample per millisecond of sim time (app/samplerows.py): the sample check compares the rows the
+sample per millisecond of sim time (app/sim/samplerows.py): the sample check compares the rows the
 simulation thread wrote with those that reached the plots.
 
-With --record the 3D view is recorded to a video during the measured seconds (app/recording.py):
+With --record the 3D view is recorded to a video during the measured seconds (app/window/recording.py):
 the frame times then include reading each video frame back; the encoder runs in its own thread.
 
 Without a DISPLAY it starts a virtual X server (Xvfb, software OpenGL). Targets: >= 30 fps,
@@ -57,7 +57,7 @@ def main(argv=None):
                     help="record the 3D view to FILE (.mp4 or .gif) while measuring")
     args = ap.parse_args(argv)
     if args.all_dt:
-        from app.menus import STEPS
+        from app.window.menus import STEPS
         args.dt = list(STEPS)
     return on_a_display(run, args)
 
@@ -102,9 +102,9 @@ def setup(args):
     """The window with the model, its inputs and the plotted channels; (app, window, inputs) or None."""
     from PyQt6 import QtCore, QtWidgets
     import engine
-    from app.mainwindow import MainWindow, STEPS
-    from app.inputs import JointInput
-    from engine.constraints import active_constraints
+    from app.window.mainwindow import MainWindow, STEPS
+    from app.sim.inputs import JointInput
+    from engine.loops.constraints import active_constraints
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     w, h = map(int, args.size.split("x"))
@@ -124,7 +124,7 @@ def setup(args):
             inputs[j.name] = JointInput("acceleration", "hold")
         elif any(s in j.name for s in ("shoulder", "elbow")) or j.name.startswith("l_hip") or j.name == "l_knee":
             # inside the joint's stops (a sine through a stop is held there, in the Python step:
-            # the compiled step hands such steps back, see engine.contactkernels._stop_overrides)
+            # the compiled step hands such steps back, see engine.contact.kernels._stop_overrides)
             lo, hi = float(j.lower[0]), float(j.upper[0])
             mid = 0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi) else 0.0
             amp = min(0.4, 0.4 * (hi - lo)) if math.isfinite(lo) and math.isfinite(hi) else 0.4
@@ -150,7 +150,8 @@ def setup(args):
 
 def configure(win, before):
     """As before this issue (a row per step, a budget that ignores the window's frames) or as now."""
-    from app import pacing, samplerows
+    from app.sim import pacing
+    from app.sim import samplerows
     pacing.FRAME_TARGET = float("inf") if before[1] else 0.025
     win.worker.rows.sample_interval = 0.0 if before[0] else samplerows.SAMPLE_INTERVAL
     win.worker.pacer.budget = pacing.BUDGET
@@ -160,7 +161,7 @@ def measure(app, win, args, dt, before=(False, False)):
     """Run the window at time step dt: warm up, then measure; a dict of the figures. before: (a row
     per step, a fixed budget) as the window did before this issue."""
     import numpy as np
-    from app.mainwindow import STEPS
+    from app.window.mainwindow import STEPS
     configure(win, before)
 
     if dt in STEPS and STEPS[win.dt_box.currentIndex()] != dt:

@@ -45,7 +45,7 @@ def run(args):
     import numpy as np
     from PyQt6 import QtCore, QtWidgets
     import engine
-    from app.mainwindow import MainWindow
+    from app.window.mainwindow import MainWindow
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     w, h = map(int, args.size.split("x"))

@@ -1,4 +1,4 @@
-"""The timeline (app/timeline.py): the real window runs a model for some seconds, pauses, and the
+"""The timeline (app/window/timeline.py): the real window runs a model for some seconds, pauses, and the
 history slider is moved to instants spread over the run. Prints what the timeline costs a frame
 while the run is recorded (``feed``: the new rows into the history; ``frame``), the history's size (rows, bytes,
 period, seconds it can hold), the time from a slider move to the snapshot at that instant (the
@@ -30,7 +30,7 @@ def run(args):
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     import tempfile
     import engine
-    from app.mainwindow import MainWindow
+    from app.window.mainwindow import MainWindow
     settings = QtCore.QSettings(os.path.join(tempfile.mkdtemp(), "s.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(engine, settings=settings)
     win.resize(1280, 800)

@@ -1,4 +1,4 @@
-"""What settling the prescribed joints' motor torques costs (engine/motor_torque.py): the shipped
+"""What settling the prescribed joints' motor torques costs (engine/simulation/motor_torque.py): the shipped
 humanoid standing on the ground with its joints held (the window's start), one step at a time as
 the window steps, with the joint limits on (the Python step takes the held joints) and off (the
 compiled unilateral step).
@@ -6,7 +6,7 @@ compiled unilateral step).
     python benchmarks/bench_tau_settle.py            # 300 steps per case, 5 rounds
 
 Printed per case: the median over rounds of the wall time of step(1) (settling included) and of
-the settling alone (engine.motor_torque.settle on the same step), in microseconds.
+the settling alone (engine.simulation.motor_torque.settle on the same step), in microseconds.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import time
 
 import engine
 from engine.catalog import load_model
-from engine.motor_torque import settle
+from engine.simulation.motor_torque import settle
 from app.headless import window_start, make_simulator
 
 

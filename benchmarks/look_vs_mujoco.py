@@ -51,8 +51,8 @@ def ours_render(app, name, out, w, h, lookat, distance):
     from PyQt6 import QtGui
     import engine
     from engine import catalog
-    from app.scene import Scene
-    from app.view3d import View3D
+    from app.viewport.scene import Scene
+    from app.viewport.view3d import View3D
     model = catalog.load_model("gym:" + name)
     q0, _ = catalog.initial_state(model)
     view = View3D()

@@ -22,7 +22,7 @@ def main(argv=None):
     QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     import engine
-    from app.mainwindow import MainWindow
+    from app.window.mainwindow import MainWindow
     settings = QtCore.QSettings(os.path.join(args.out, "shots.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(engine, settings=settings)
     win.show()

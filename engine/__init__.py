@@ -10,37 +10,39 @@
 Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part first; quaternions
 (w, x, y, z); gravity (0, 0, -9.81) in the world by default.
 """
-from . import _jitcache  # noqa: F401  (must run before any kernel is defined)
-from . import _inliner
+from engine import _jitcache  # noqa: F401  (must run before any kernel is defined)
+from engine import _inliner
 _inliner.apply()        # numba's IR inliner without its waste, when numba is the version it was written for
-from .errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
-                     NumericalOverflow, ModelWarning, LoopFailure, RolloutDiverged)
-from .joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
-from .model import Model, ModelBuilder, Inertia, JointInfo, Frame
-from .spatial import pose, rpy_to_rot
-from .api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix, bias_forces,
-                  gravity_forces, coriolis_matrix, kinetic_energy, potential_energy, energies,
-                  forward_kinematics, body_poses, frame_pose, jacobian, body_jacobian, world_jacobian,
-                  center_of_mass, body_velocities, body_accelerations, joint_wrenches,
-                  integrate, difference)
-from .urdf import load_urdf, load_urdf_string
-from .mjcf import load_mjcf
-from .constraints import (PointConstraint, RevoluteConstraint, WeldConstraint, DistanceConstraint,
-                          GearConstraint, PfaffianConstraint, RollingContact, constraint_system,
-                          constraint_residual, constraint_residuals)
-from .constrained import (constrained_forward_dynamics, constrained_inverse_dynamics,
-                          constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
-                          joint_reaction_wrenches, ConstraintWarning)
-from .simulator import Simulator, INTEGRATORS
-from .trace import trace, Trace, Step, body_quantities
-from .equation import equation_terms, EquationTerms, contact_wrenches
-from .input_laws import InputLaws
-from . import batch
-from .derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
-                          hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
-                          external_wrench_derivatives, linearize)
-from .contact import Ground, Contact
-from .scene import Scene
+from . import _moved
+_moved.install()        # old module paths (engine.simulator, engine.mjcf, ...) for one release, with a warning
+from engine.errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,
+                           NumericalOverflow, ModelWarning, LoopFailure, RolloutDiverged)
+from engine.maths.joints import Revolute, Prismatic, Helical, Universal, Spherical, Planar, Free, Fixed
+from engine.multibody.model import Model, ModelBuilder, Inertia, JointInfo, Frame
+from engine.maths.spatial import pose, rpy_to_rot
+from engine.algorithms.api import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix,
+                                   bias_forces, gravity_forces, coriolis_matrix, kinetic_energy,
+                                   potential_energy, energies, forward_kinematics, body_poses, frame_pose,
+                                   jacobian, body_jacobian, world_jacobian, center_of_mass, body_velocities,
+                                   body_accelerations, joint_wrenches, integrate, difference)
+from engine.parsers.urdf import load_urdf, load_urdf_string
+from engine.parsers.mjcf import load_mjcf
+from engine.loops.constraints import (PointConstraint, RevoluteConstraint, WeldConstraint, DistanceConstraint,
+                                      GearConstraint, PfaffianConstraint, RollingContact, constraint_system,
+                                      constraint_residual, constraint_residuals)
+from engine.loops.constrained import (constrained_forward_dynamics, constrained_inverse_dynamics,
+                                      constrained_hybrid_dynamics, project_constraints, constraint_wrenches,
+                                      joint_reaction_wrenches, ConstraintWarning)
+from engine.simulation.simulator import Simulator, INTEGRATORS
+from engine.teaching.trace import trace, Trace, Step, body_quantities
+from engine.teaching.equation import equation_terms, EquationTerms, contact_wrenches
+from engine.stepping.input_laws import InputLaws
+from engine import batch
+from engine.derivatives.api import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
+                                    hybrid_dynamics_derivatives, constrained_forward_dynamics_derivatives,
+                                    external_wrench_derivatives, linearize)
+from engine.contact.geometry import Ground, Contact
+from engine.multibody.scene import Scene
 
 __all__ = [
     "ModelError", "InputError", "SingularInertiaError", "SimulationDiverged", "NameNotFound",

@@ -22,7 +22,7 @@ import numba
 # would keep running stale compiled code after an edit). Always in it: the compiler patch and the
 # record layouts the kernels read. tests/test_house_guards.py checks the list against every compiled
 # function the engine's modules hold.
-ALWAYS_KEYED = ("_inliner.py", "layout.py")
+ALWAYS_KEYED = ("_inliner.py", "kernel/layout.py")
 _COMPILED = re.compile(rb"^[ \t]*@(?:numba\.)?(?:njit|jit|kernel|cfunc|overload\w*|generated_jit|vectorize|guvectorize)\b",
                        re.MULTILINE)
 

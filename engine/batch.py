@@ -18,7 +18,7 @@ parallel ufunc with every kernel it calls linked in again (about 110 s of the co
 loads a threading layer; a chunk kernel is an ordinary one.
 
 ``rollout`` advances N initial states by ``steps`` steps of ``dt`` with the compiled step loop
-(``engine.steploop``: the Simulator's integrators and joint damping, every joint torque-driven):
+(``engine.stepping.steploop``: the Simulator's integrators and joint damping, every joint torque-driven):
 ``taus`` is (N, steps, nv), or (steps, nv) shared by all rollouts. Row 0 of each trajectory is the
 initial state, row k the state after k steps.
 
@@ -39,16 +39,16 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
-from .layout import njit
+from engine.kernel.layout import njit
 
-from .algorithms.aba import aba
-from .algorithms.crba import crba
-from .algorithms.rnea import rnea
-from .errors import InputError, SingularInertiaError, NumericalOverflow, RolloutDiverged
-from .model import WS_DTYPE
-from .steploop import advance, NPARAMS
-from .loopkernels import NI, NF
-from .stepping import INTEGRATOR_CODES
+from engine.algorithms.aba import aba
+from engine.algorithms.crba import crba
+from engine.algorithms.rnea import rnea
+from engine.errors import InputError, SingularInertiaError, NumericalOverflow, RolloutDiverged
+from engine.multibody.model import WS_DTYPE
+from engine.stepping.steploop import advance, NPARAMS
+from engine.loops.kernels import NI, NF
+from engine.stepping.driver import INTEGRATOR_CODES
 
 
 # the chunk kernels: rows start..end-1, one workspace of their own, the GIL released
@@ -159,7 +159,7 @@ def _same_rows(name, a, N):
 def _quaternions(model, Q, name):
     """InputError naming the row, the argument and the joint when the quaternion of a ball or free
     joint in a row of Q is zero (or its squared norm underflows): the kernels would divide by zero
-    (the per-call functions' test, engine.api._zero_quaternion, over every row at once)."""
+    (the per-call functions' test, engine.algorithms.api._zero_quaternion, over every row at once)."""
     for j in model.joints:
         if j.kind not in ("spherical", "free"):
             continue
@@ -228,7 +228,7 @@ def _check(model, status, names, arrays, function, out):
     i = int(bad[0])
     st = int(status[i])
     out[bad] = np.nan
-    from .api import _raise
+    from engine.algorithms.api import _raise
     try:
         if st < 0:
             raise SingularInertiaError(model.joints[-st - 1].name)

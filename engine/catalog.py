@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ModelError
+from engine.errors import ModelError
 
 ASSETS_DIR = Path(__file__).resolve().parent.parent / "assets"
 ERD_PREFIX = "erd:"
@@ -251,7 +251,7 @@ def _mjcf_available():
     """{"gym:ant": (path, source label, title suffix), ...}: the MJCF models installed packages ship
     (files whose root element is <mujoco>; included fragments such as dm_control's common/ are
     not models and are skipped)."""
-    from .mjcf import is_mjcf
+    from engine.parsers.mjcf import is_mjcf
     out = {}
     for prefix, (label, package, sub, suffix) in _MJCF_SOURCES.items():
         d = _package_dir(package)
@@ -309,7 +309,7 @@ def find_model(name_or_path):
     file, with floating_base telling whether it has a free joint (MJCF brings its own joints).
     Models built in code have no file: they give (None, floating_base). Unknown names raise
     ModelError listing the available ones."""
-    from .mjcf import is_mjcf
+    from engine.parsers.mjcf import is_mjcf
     s = os.fspath(name_or_path)
     low = s.lower()
     if low.endswith((".urdf", ".xml", ".mjcf")) or os.sep in s or "/" in s:
@@ -344,8 +344,8 @@ def load_model(name_or_path, floating_base=None, package_paths=(), strict=None):
     forces it. strict None = reject mass properties no rigid body can have, except for the
     example-robot-data robots (third-party files, several with such inertias: loaded as written,
     with a URDFWarning). Sets ``model.description`` (the gallery entry, {} for a bare file)."""
-    from .urdf import load_urdf
-    from .mjcf import load_mjcf, is_mjcf
+    from engine.parsers.urdf import load_urdf
+    from engine.parsers.mjcf import load_mjcf, is_mjcf
 
     s = os.fspath(name_or_path)
     if s in _BUILT and not os.path.isfile(s):
@@ -353,7 +353,7 @@ def load_model(name_or_path, floating_base=None, package_paths=(), strict=None):
             raise ModelError(f"model '{s}' is built with its own joints; floating_base=True does not apply")
         return build_spinning_top_ball()
     path, fb = find_model(s)
-    if is_mjcf(path):      # MJCF: MuJoCo's compiler (engine/mjcf.py); its joints are its own
+    if is_mjcf(path):      # MJCF: MuJoCo's compiler (engine/parsers/mjcf.py); its joints are its own
         if floating_base:
             raise ModelError(f"'{s}' is an MJCF model with its own joints; floating_base=True does not "
                              "apply (give the root body a <freejoint/> in the file)")
@@ -490,8 +490,8 @@ def _stand(model, q):
         return
     if not model.collisions or str(getattr(model, "source", "") or "").lower().endswith((".xml", ".mjcf")):
         return             # MJCF: the file's own start pose (as MuJoCo starts it)
-    from .contact import ContactGeometry
-    from .api import _world_poses
+    from engine.contact.geometry import ContactGeometry
+    from engine.algorithms.api import _world_poses
     geo = ContactGeometry(model)
     if geo.empty:
         return
@@ -533,10 +533,10 @@ def build_spinning_top_ball(pivot_height=0.0, name="spinning_top_ball"):
     """The spinning top of assets/spinning_top.urdf on a ball (spherical) joint at its tip, the
     pivot at `pivot_height` above the world origin. Joint 'ball'; q = unit quaternion (w, x, y, z),
     v = the top's angular velocity in its own frame (z = spin axis)."""
-    from .joints import Spherical
-    from .model import ModelBuilder, Inertia
-    from .spatial import pose, rpy_to_rot
-    from .visuals import Shape
+    from engine.maths.joints import Spherical
+    from engine.multibody.model import ModelBuilder, Inertia
+    from engine.maths.spatial import pose, rpy_to_rot
+    from engine.multibody.visuals import Shape
 
     mass, com, I_com, visuals = _read_top(ASSETS_DIR / "spinning_top.urdf")
     b = ModelBuilder(name)

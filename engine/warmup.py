@@ -6,7 +6,7 @@ The app's first start runs this in a background child process while its window c
 kernel compiles later in the middle of a session (the first loop model, the first contact, the
 first "Linearize here" would otherwise stall for seconds). ``benchmarks/cold_start.py`` times it
 from an empty cache. Every kernel compiles (or loads from the cache) at its first call: those with
-an explicit signature (``engine.layout.Kernel``, the entry points Python calls; ``prepare``
+an explicit signature (``engine.kernel.layout.Kernel``, the entry points Python calls; ``prepare``
 loads them all) in that signature, the others (contact, batches, the step loop's helpers) with the
 argument types these calls give them: the same types every caller passes (float64 C arrays, the
 packed model).
@@ -82,11 +82,11 @@ def _batches(engine, m, q, v, x):
 # shows APP_MODULES as its start-up progress), then the derivatives
 APP_MODULES = ("engine.algorithms.rnea", "engine.algorithms.aba", "engine.algorithms.hybrid",
                "engine.algorithms.crba", "engine.algorithms.kinematics", "engine.algorithms.liegroup",
-               "engine.algorithms.coriolis", "engine.poses", "engine.algorithms.frames",
-               "engine.algorithms.response", "engine.loopkernels", "engine.steploop")
-KERNEL_MODULES = APP_MODULES + ("engine.algorithms.rnea_deriv", "engine.algorithms.aba_deriv",
-                                "engine.algorithms.hybrid_deriv", "engine.algorithms.constraint_deriv",
-                                "engine.algorithms.constrained_deriv")
+               "engine.algorithms.coriolis", "engine.algorithms.poses", "engine.algorithms.frames",
+               "engine.algorithms.response", "engine.loops.kernels", "engine.stepping.steploop")
+KERNEL_MODULES = APP_MODULES + ("engine.derivatives.rnea_deriv", "engine.derivatives.aba_deriv",
+                                "engine.derivatives.hybrid_deriv", "engine.derivatives.constraint_deriv",
+                                "engine.derivatives.constrained_deriv")
 
 
 def prepare(log=None, modules=KERNEL_MODULES):
@@ -95,7 +95,7 @@ def prepare(log=None, modules=KERNEL_MODULES):
     kernels were prepared at their first call: the app runs it (APP_MODULES) in the background so
     that its window's first calls find the kernels ready."""
     import importlib
-    from engine.layout import Kernel
+    from engine.kernel.layout import Kernel
     for name in modules:
         if not name.startswith("engine."):
             continue                                  # a stage of public paths (parallel's tasks), not a module
@@ -113,7 +113,7 @@ def prepare(log=None, modules=KERNEL_MODULES):
 
 # the Python modules of a simulation: the kernels typed at their first call that they call (the
 # step loop's advance_limited, the contact step's contact_advance, pgs, ...) are what load_cached loads
-SIMULATION_MODULES = ("engine.stepping", "engine.unilateral")
+SIMULATION_MODULES = ("engine.stepping.driver", "engine.contact.python_step")
 
 
 def load_cached(modules=SIMULATION_MODULES):
@@ -125,7 +125,7 @@ def load_cached(modules=SIMULATION_MODULES):
     signatures loaded; a signature the cache does not hold for this CPU is left to the first call."""
     import importlib
     from numba.core.registry import CPUDispatcher
-    from engine.layout import Kernel
+    from engine.kernel.layout import Kernel
     seen = set()
     loaded = 0
     for name in modules:
@@ -218,24 +218,24 @@ TASKS = {
     "engine.algorithms.hybrid": (),
     "engine.algorithms.liegroup": (),
     "engine.algorithms.response": (),
-    "engine.loopkernels": ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.liegroup",
+    "engine.loops.kernels": ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.liegroup",
                            "engine.algorithms.response"),
     "engine.algorithms.rnea": (),
-    "engine.steploop": ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.rnea",
-                        "engine.algorithms.liegroup", "engine.loopkernels"),
+    "engine.stepping.steploop": ("engine.algorithms.aba", "engine.algorithms.hybrid", "engine.algorithms.rnea",
+                        "engine.algorithms.liegroup", "engine.loops.kernels"),
     "engine.algorithms.kinematics": (),
     "engine.algorithms.crba": (),
-    "engine.poses": ("engine.algorithms.kinematics",),
+    "engine.algorithms.poses": ("engine.algorithms.kinematics",),
     "engine.algorithms.coriolis": (),
     "engine.algorithms.frames": (),
-    "engine.algorithms.rnea_deriv": (),
-    "engine.algorithms.aba_deriv": ("engine.algorithms.aba", "engine.algorithms.rnea_deriv"),
-    "engine.algorithms.hybrid_deriv": ("engine.algorithms.hybrid", "engine.algorithms.aba_deriv"),
-    "engine.algorithms.constraint_deriv": ("engine.loopkernels", "engine.algorithms.rnea_deriv"),
-    "engine.algorithms.constrained_deriv": ("engine.algorithms.constraint_deriv", "engine.algorithms.aba_deriv"),
-    "simulation": ("engine.steploop",),
-    "contact": ("engine.steploop", "engine.algorithms.kinematics", "engine.algorithms.crba"),
-    "batches": ("engine.steploop", "engine.algorithms.crba"),
+    "engine.derivatives.rnea_deriv": (),
+    "engine.derivatives.aba_deriv": ("engine.algorithms.aba", "engine.derivatives.rnea_deriv"),
+    "engine.derivatives.hybrid_deriv": ("engine.algorithms.hybrid", "engine.derivatives.aba_deriv"),
+    "engine.derivatives.constraint_deriv": ("engine.loops.kernels", "engine.derivatives.rnea_deriv"),
+    "engine.derivatives.constrained_deriv": ("engine.derivatives.constraint_deriv", "engine.derivatives.aba_deriv"),
+    "simulation": ("engine.stepping.steploop",),
+    "contact": ("engine.stepping.steploop", "engine.algorithms.kinematics", "engine.algorithms.crba"),
+    "batches": ("engine.stepping.steploop", "engine.algorithms.crba"),
     "paths": KERNEL_MODULES,
 }
 
@@ -267,19 +267,19 @@ def default_jobs():
         return os.cpu_count() or 1
 
 
-# what the window calls to run a tree model through the Python step (engine.simulator.set_compiled_step),
+# what the window calls to run a tree model through the Python step (engine.simulation.simulator.set_compiled_step),
 # kernel by kernel ("module:kernel"; measured: the double pendulum's window calls aba, crba, energy,
 # integrate and body_poses), with the Python step's own (dexp_inv_into, state_bounded) and the models'
-# loading ("model": it compiles nothing since engine.model builds inertias in numpy; it compiled
+# loading ("model": it compiles nothing since engine.multibody.model builds inertias in numpy; it compiled
 # spatial_inertia, se3_inv and Ad, 14 s of CPU). A first start (empty cache) opens the model once these
 # are compiled and runs it in Python until the compiled step loops are ready (app/gui.py). The
-# Jacobian (dragging a body; opening a model no longer calls it: app/scene.py reads JointInfo.axis),
-# hybrid dynamics (a prescribed joint), rnea and the input laws (engine.steploop.evaluate_laws) come
+# Jacobian (dragging a body; opening a model no longer calls it: app/viewport/scene.py reads JointInfo.axis),
+# hybrid dynamics (a prescribed joint), rnea and the input laws (engine.stepping.steploop.evaluate_laws) come
 # right after them, before the step loops
 PYTHON_STEP_TASKS = ("model", "engine.algorithms.aba:aba", "engine.algorithms.liegroup:integrate",
                      "engine.algorithms.liegroup:dexp_inv_into", "engine.algorithms.liegroup:state_bounded",
                      "engine.algorithms.kinematics:energy", "engine.algorithms.crba:crba",
-                     "engine.poses:body_poses")
+                     "engine.algorithms.poses:body_poses")
 
 
 def app_tasks():
@@ -287,8 +287,8 @@ def app_tasks():
     hybrid, rnea and the input laws, then the rest of TASKS restricted to APP_MODULES, each with its dependencies among
     them."""
     tasks = {t: () for t in PYTHON_STEP_TASKS}
-    tasks.update({"engine.poses:frame_jacobian": (), "engine.algorithms.hybrid": (), "engine.algorithms.rnea": (),
-                  "engine.steploop:evaluate_laws": ("engine.algorithms.rnea",)})
+    tasks.update({"engine.algorithms.poses:frame_jacobian": (), "engine.algorithms.hybrid": (), "engine.algorithms.rnea": (),
+                  "engine.stepping.steploop:evaluate_laws": ("engine.algorithms.rnea",)})
     tasks.update((t, tuple(d for d in TASKS[t] if d in APP_MODULES)) for t in TASKS if t in APP_MODULES
                  and t not in tasks)
     return tasks

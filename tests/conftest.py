@@ -28,8 +28,8 @@ SEEDS = list(range(24))
 @contextlib.contextmanager
 def compiled_steps(enabled):
     """Within the block, Simulator.step uses the compiled step loops or (False) only the Python step
-    (engine.simulator.set_compiled_step); the previous setting comes back after it."""
-    from engine import simulator
+    (engine.simulation.simulator.set_compiled_step); the previous setting comes back after it."""
+    from engine.simulation import simulator
     previous = simulator.compiled_step()
     simulator.set_compiled_step(enabled)
     try:

@@ -46,7 +46,7 @@ def limited(name):
 
 def random_rotation(rng):
     q = rng.normal(size=4)
-    return engine.spatial.quat_to_rot(q / np.linalg.norm(q))
+    return engine.maths.spatial.quat_to_rot(q / np.linalg.norm(q))
 
 
 def _closure(model, kind, name, q0, rng, frames):

@@ -31,7 +31,7 @@ KINDS = ("revolute", "prismatic", "helical", "universal", "spherical", "planar",
 def random_rotation(rng):
     q = rng.normal(size=4)
     q /= np.linalg.norm(q)
-    return engine.spatial.quat_to_rot(q)
+    return engine.maths.spatial.quat_to_rot(q)
 
 
 def random_quat(rng):

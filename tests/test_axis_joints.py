@@ -34,7 +34,7 @@ def test_which_joints_take_the_short_path():
     b = engine.ModelBuilder("axes")
     I = engine.Inertia(1.0, (0.1, 0.0, 0.0), np.diag([0.1, 0.2, 0.3]))
     turned = np.eye(4)
-    turned[:3, :3] = engine.spatial.rpy_to_rot(0.0, 0.0, 0.3)
+    turned[:3, :3] = engine.maths.spatial.rpy_to_rot(0.0, 0.0, 0.3)
     shifted = np.eye(4)
     shifted[:3, 3] = (0.1, -0.2, 0.3)
     b.add_body("z", parent="world", joint=engine.Revolute((0, 0, 1)), placement=shifted, inertia=I)

@@ -14,7 +14,7 @@ import pytest
 
 import engine
 from engine import Scene, Simulator, Ground
-from engine.visuals import Shape
+from engine.multibody.visuals import Shape
 from conftest import compiled_steps
 
 DROP = 0.03
@@ -337,9 +337,9 @@ def test_fifty_bodies_the_broad_phase_keeps_only_the_near_pair():
     """50 objects on a grid 0.5 m apart and one ball resting on the first box: the sweep and prune
     over the shapes' bounding boxes (grown by the contact margin) passes one candidate pair of the
     1326 to the narrow phase, the step finds that pair's contact, and the ball stays on the box."""
-    from engine.contact import ContactGeometry
-    from engine.contactkernels import CONTACT_MARGIN
-    from engine.api import _world_poses
+    from engine.contact.geometry import ContactGeometry
+    from engine.contact.kernels import CONTACT_MARGIN
+    from engine.algorithms.api import _world_poses
     from engine.collision import aabb, sweep_and_prune
     sc = Scene()
     for i in range(50):

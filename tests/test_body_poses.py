@@ -6,7 +6,7 @@ import pinocchio as pin
 import pytest
 
 import engine
-from engine.spatial import Ad, se3_inv, skew
+from engine.maths.spatial import Ad, se3_inv, skew
 from conftest import assert_close, cached_pair
 
 SEEDS = [0, 1, 2, 3]

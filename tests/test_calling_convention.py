@@ -1,4 +1,4 @@
-"""The kernels' calling convention lives in one module (engine/layout.py): record layouts, the numba
+"""The kernels' calling convention lives in one module (engine/kernel/layout.py): record layouts, the numba
 types of the arguments, the status codes and the entry-point decorator. No other engine module
 defines an argument type or a status code of its own, and a status is decoded by name."""
 import os
@@ -20,7 +20,7 @@ def _sources():
 
 
 def test_no_module_but_layout_defines_argument_types_or_status_codes():
-    from engine import layout
+    from engine.kernel import layout
     codes = {k for k, v in vars(layout).items() if k.isupper() and isinstance(v, int) and v >= 1000}
     assert {"DIVERGED", "PYTHON_STEP", "UNILATERAL_STEP", "COINCIDENT", "RANK_DEFICIENT", "SINGULAR"} <= codes
     bad = []
@@ -36,8 +36,8 @@ def test_no_module_but_layout_defines_argument_types_or_status_codes():
 
 
 def test_argument_statuses_decode_by_name():
-    from engine.layout import (ARG, BAD_LENGTH, NOT_FINITE, SPLIT_JOINT, DIVERGED, OVERFLOW, argument_status,
-                               argument_fault)
+    from engine.kernel.layout import (ARG, BAD_LENGTH, NOT_FINITE, SPLIT_JOINT, DIVERGED, OVERFLOW,
+                                      argument_status, argument_fault)
     assert argument_fault(argument_status(3, SPLIT_JOINT)) == (3, SPLIT_JOINT)
     assert argument_fault(argument_status(1, BAD_LENGTH)) == (1, BAD_LENGTH)
     assert argument_fault(ARG * 5 + NOT_FINITE) == (5, NOT_FINITE)
@@ -59,9 +59,9 @@ def test_hybrid_kernel_statuses_name_the_argument():
 
 
 def test_an_unexpected_status_is_not_reported_as_bad_input():
-    from engine.api import _raise
+    from engine.algorithms.api import _raise
     from engine.catalog import load_model
-    from engine.layout import DIVERGED
+    from engine.kernel.layout import DIVERGED
     m = load_model("double_pendulum")
     with pytest.raises(RuntimeError, match="status 1000"):
         _raise(m, DIVERGED, ("q",), (np.zeros(m.nq),), "forward_dynamics")

@@ -24,7 +24,7 @@ def run(*args, timeout=300):
 
 
 def read(path):
-    from app.recorder import read_csv
+    from app.sim.recorder import read_csv
     names, data = read_csv(path)
     return names, data, {n: k for k, n in enumerate(names)}
 
@@ -214,20 +214,20 @@ def test_four_bar_csv_has_lambda_and_residuals(tmp_path):
     assert np.all(data[:, col["residual"]] < 1e-6)
     # each row's lambda and ddq are constrained dynamics of that row's state (Baumgarte as the simulator)
     nq, nv = model.nq, model.nv
-    gains = engine.constrained.baumgarte_gains(0.1, 1e-3)
+    gains = engine.loops.constrained.baumgarte_gains(0.1, 1e-3)
     for r in data[::97]:
         q, v, tau = r[1:1 + nq], r[1 + nq:1 + nq + nv], r[1 + nq + 2 * nv:1 + nq + 3 * nv]
         a, lam_ref = engine.constrained_forward_dynamics(model, q, v, tau, None, gains)
         np.testing.assert_allclose(r[lam_cols], lam_ref, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(r[1 + nq + nv:1 + nq + 2 * nv], a, rtol=1e-9, atol=1e-9)
         # the rocker's wrench, with the loop force on the bodies
-        ref = engine.constrained.joint_transmitted_wrenches(model, q, v, a, None, lam_ref)["rocker"]
+        ref = engine.loops.constrained.joint_transmitted_wrenches(model, q, v, a, None, lam_ref)["rocker"]
         np.testing.assert_allclose(r[cols(col, "wrench:")], ref, rtol=1e-8, atol=1e-8)
 
 
 # ---------------------------------------------------------------------- lessons
 def _lesson(tmp_path, **kw):
-    """A lesson file in the format of app/lessons.py (the one File > Save Lesson writes)."""
+    """A lesson file in the format of app/sim/lessons.py (the one File > Save Lesson writes)."""
     data = {"format": "jointlab-lesson", "version": 1, "model": {"name": "double_pendulum"},
             "q": {"joint1": 1.0, "joint2": -0.5}, "v": {"joint1": 0.0, "joint2": 0.2},
             "joints": {"joint1": {"mode": "acceleration", "law": "sine",
@@ -283,7 +283,7 @@ def test_apply_lesson_to_simulation_takes_lesson_objects_and_dicts():
     """The lesson may come from app.lessons (an object: model, modes, laws, integrator, dt) or be
     the JSON form; both give the same setup (in-process: no subprocess needed)."""
     from app.headless import window_start, apply_lesson_to_simulation, UsageError
-    from app.inputs import JointInput
+    from app.sim.inputs import JointInput
     model = load_model("double_pendulum")
 
     class Lesson:

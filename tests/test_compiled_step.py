@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import engine
-from app.inputs import Controller, JointInput
+from app.sim.inputs import Controller, JointInput
 from conftest import assert_close, cached_pair
 from test_simulation import double_pendulum
 
@@ -199,10 +199,10 @@ def test_input_laws_refuse_bad_laws_and_models():
 
 
 def test_set_compiled_step_false_runs_the_python_step_with_the_same_numbers():
-    """engine.simulator.set_compiled_step(False) (the window's first start, while the step loops
+    """engine.simulation.simulator.set_compiled_step(False) (the window's first start, while the step loops
     compile) runs the Python step: the same trajectory as the compiled loop, with a law evaluated
     and a joint prescribed, and no compiled step-loop run while it is off."""
-    from engine import simulator
+    from engine.simulation import simulator
     model = double_pendulum(damping=0.1)
     laws = {"torque-sine": LAWS["torque-sine"], "acceleration-sine": LAWS["acceleration-sine"]}
     runs = {}
@@ -216,12 +216,12 @@ def test_set_compiled_step_false_runs_the_python_step_with_the_same_numbers():
                 inputs.set(joint, mode, kind, q_now=sim.q, **p)
             sim.inputs = inputs
             calls = []
-            real = engine.stepping.StepLoop.run
-            engine.stepping.StepLoop.run = lambda self, *a, **k: calls.append(1) or real(self, *a, **k)
+            real = engine.stepping.driver.StepLoop.run
+            engine.stepping.driver.StepLoop.run = lambda self, *a, **k: calls.append(1) or real(self, *a, **k)
             try:
                 sim.step(500)
             finally:
-                engine.stepping.StepLoop.run = real
+                engine.stepping.driver.StepLoop.run = real
             runs[compiled] = (sim.q.copy(), sim.v.copy(), sim.tau.copy(), len(calls))
         finally:
             simulator.set_compiled_step(True)

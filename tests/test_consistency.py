@@ -187,7 +187,7 @@ def test_body_jacobian_times_v(case, rng):
             J = engine.body_jacobian(m, q, body)
             assert_close(J @ v, V[body], TOL, f"J v == V of {body}")
             T = poses[body]
-            assert_close(engine.world_jacobian(m, q, body), engine.spatial.Ad(T) @ J, TOL, "world J == Ad_T J")
+            assert_close(engine.world_jacobian(m, q, body), engine.maths.spatial.Ad(T) @ J, TOL, "world J == Ad_T J")
 
 
 def test_body_velocity_is_pose_derivative(case, rng):

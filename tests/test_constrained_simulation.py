@@ -1,4 +1,4 @@
-"""Simulating closed loops (engine/simulator.py with engine/constrained.py): drift of the loop
+"""Simulating closed loops (engine/simulation/simulator.py with engine/loops/constrained.py): drift of the loop
 constraints and of the energy with and without Baumgarte stabilisation, the rolling disk's contact
 that never slips, motors prescribed in a loop, projection of inconsistent states.
 
@@ -200,7 +200,7 @@ def _upright(model, speed, roll_rate):
     R = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])     # disk x, y, z in world columns
     w = np.array([roll_rate, speed / a, 0.0])
     vc = -np.cross(w, [0.0, 0.0, -a])                                   # no slip at the contact
-    q = np.concatenate(([0.0, 0.0, a], engine.spatial.rot_to_quat(R)))
+    q = np.concatenate(([0.0, 0.0, a], engine.maths.spatial.rot_to_quat(R)))
     return q, np.concatenate((R.T @ w, R.T @ vc))
 
 

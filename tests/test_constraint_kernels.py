@@ -1,5 +1,5 @@
-"""The compiled closed-loop path (engine/loopkernels.py) against today's Python path
-(engine.constraints / engine.constrained): rows f, A, dA dq of every built-in kind, constrained
+"""The compiled closed-loop path (engine/loops/kernels.py) against today's Python path
+(engine.loops.constraints / engine.loops.constrained): rows f, A, dA dq of every built-in kind, constrained
 forward and hybrid dynamics, and whole simulations, on every shipped loop model and on random trees
 with every closure kind."""
 import numpy as np
@@ -7,10 +7,10 @@ import pytest
 
 import engine
 from engine import catalog
-from engine.constraints import active_constraints
-from engine.constrained import _forward_python, _hybrid_python, _project_python
-from engine.loopkernels import (pack, constraint_rows, constrained_dynamics, project_into, loop_work_size, RANK_DEFICIENT,
-                                NOT_PROJECTED)
+from engine.loops.constraints import active_constraints
+from engine.loops.constrained import _forward_python, _hybrid_python, _project_python
+from engine.loops.kernels import (pack, constraint_rows, constrained_dynamics, project_into, loop_work_size,
+                                  RANK_DEFICIENT, NOT_PROJECTED)
 from conftest import assert_close
 from loop_models import LINKAGES, linkage, limited, random_closed_pair, CLOSURE_KINDS
 
@@ -18,7 +18,7 @@ from loop_models import LINKAGES, linkage, limited, random_closed_pair, CLOSURE_
 def compiled_rows(model, q, v, constraints):
     ci, cf, m = pack(constraints, model)
     f, A, bias = np.empty(m), np.empty((m, model.nv)), np.empty(m)
-    ws = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    ws = np.zeros(model.nbodies + 1, dtype=engine.multibody.model.WS_DTYPE).view(np.uint8)
     assert constraint_rows(model._mb, ws, q, v, ci, cf, f, A, bias) == 0
     return f, A, bias
 
@@ -29,8 +29,8 @@ def compiled_dynamics(model, q, v, tau, constraints, prescribed=None, a=None, ga
     pres = np.zeros(nv, dtype=bool) if prescribed is None else prescribed
     a = np.zeros(nv) if a is None else a
     g = np.zeros(3) if gains is None else np.array([1.0, *gains])
-    ws1 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
-    ws2 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    ws1 = np.zeros(model.nbodies + 1, dtype=engine.multibody.model.WS_DTYPE).view(np.uint8)
+    ws2 = np.zeros(model.nbodies + 1, dtype=engine.multibody.model.WS_DTYPE).view(np.uint8)
     a_out, tau_out, lam = np.empty(nv), np.empty(nv), np.empty(m)
     st = constrained_dynamics(model._mb, ws1, ws2, q, v, pres, a, tau, ci, cf, m, g, a_out, tau_out, lam)
     assert st == 0, st
@@ -114,7 +114,7 @@ def test_rank_deficient_rows_take_the_rank_revealing_path():
     point.bind(model)
     q, v, tau = state(model, np.random.default_rng(0))
     ci, cf, m = pack([point], model)
-    ws1 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    ws1 = np.zeros(model.nbodies + 1, dtype=engine.multibody.model.WS_DTYPE).view(np.uint8)
     ws2 = ws1.copy()
     st = constrained_dynamics(model._mb, ws1, ws2, q, v, np.zeros(model.nv, bool), np.zeros(model.nv), tau,
                               ci, cf, m, np.zeros(3), np.empty(model.nv), np.empty(model.nv), np.empty(m))
@@ -146,7 +146,7 @@ def compiled_projection(model, q, v, constraints, prescribed=None):
     ci, cf, m = pack(constraints, model)
     nv = model.nv
     q, v = q.copy(), v.copy()
-    ws1 = np.zeros(model.nbodies + 1, dtype=engine.model.WS_DTYPE).view(np.uint8)
+    ws1 = np.zeros(model.nbodies + 1, dtype=engine.multibody.model.WS_DTYPE).view(np.uint8)
     ws2 = ws1.copy()
     lw = np.full(loop_work_size(nv, m), np.nan)      # scratch need not be clean
     pres = np.zeros(nv, bool) if prescribed is None else prescribed
@@ -255,7 +255,7 @@ def test_steps_that_drift_project_in_the_compiled_loop(name):
     ("five_bar", "semi_implicit_euler", 1.4, True),      # one motor prescribed, runs onto its own stop
 ])
 def test_loops_with_joint_limits_step_compiled_as_the_python_step(name, integrator, seconds, prescribe):
-    """Closed loops with joint limits: the compiled unilateral step (engine.contactkernels) puts the
+    """Closed loops with joint limits: the compiled unilateral step (engine.contact.kernels) puts the
     loop rows into the limit solve and projects drift as the Python step does: no step in Python,
     the same trajectory, multipliers, limit torques, projections and energy account. The four-bar
     and the slider-crank turn fully (continuous joints): they run with their crank and coupler or
@@ -313,7 +313,7 @@ def test_the_packed_rows_cache_sees_every_parameter_pack_reads():
     attribute in turn, by assignment and, for arrays, in place) must also change what pack_cached
     returns: a stale pack would simulate the old mechanism."""
     import copy
-    from engine.constraints import pack_cached
+    from engine.loops.constraints import pack_cached
     pair, cs, _ = random_closed_pair(0)
     model = pair.model
     disk = linkage("rolling_disk")

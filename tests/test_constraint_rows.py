@@ -5,7 +5,7 @@ import pytest
 
 import engine
 from engine.catalog import load_model
-from app.recorder import SampleLayout
+from app.sim.recorder import SampleLayout
 
 
 @pytest.mark.parametrize("name", ["four_bar", "slider_crank", "five_bar", "closed_chain_leg", "rolling_disk"])
@@ -26,7 +26,7 @@ def test_a_user_constraint_describes_itself():
     Pfaffian constraint has no residual column."""
     model = load_model("double_pendulum")
 
-    class Spring(engine.constraints.GearConstraint):
+    class Spring(engine.loops.constraints.GearConstraint):
         kind = "my coupling"
         residual_unit = "rad (mine)"
 

@@ -1,4 +1,4 @@
-"""Closed loops and constraint forces (engine/constraints.py, engine/constrained.py).
+"""Closed loops and constraint forces (engine/loops/constraints.py, engine/loops/constrained.py).
 
 The constrained dynamics against references that share none of its machinery:
 - a dense KKT solve [[M, -A^T], [A, 0]] built from engine.mass_matrix (CRBA) and bias_forces (RNEA),
@@ -268,7 +268,7 @@ def test_redundant_3d_closure_of_a_planar_four_bar(rng):
             assert abs(lam3[1]) < 1e-9 * max(1.0, np.abs(lam2).max())   # minimum norm: no out-of-plane force
     rank = [w for w in caught if issubclass(w.category, engine.ConstraintWarning)]
     assert len(rank) == 1 and "redundant" in str(rank[0].message) and "rank 2 of 3" in str(rank[0].message)
-    assert engine.constrained.warning_counts(model)[("rank", "fd")] == 4
+    assert engine.loops.constrained.warning_counts(model)[("rank", "fd")] == 4
 
 
 def test_redundant_closure_simulates_like_the_planar_one():
@@ -559,12 +559,12 @@ def _ATlam_without_couplings(model, q, v, lam, cs):
 def _check_wrenches(model, q, v, a, lam, cs=None):
     cs = model.constraints if cs is None else cs
     # the constraint wrenches as external wrenches on the bodies are the generalized force A^T lam
-    fx = engine.constrained.constraint_external_wrenches(model, q, v, lam, cs)
+    fx = engine.loops.constrained.constraint_external_wrenches(model, q, v, lam, cs)
     gen = engine.inverse_dynamics(model, q, v, a) - engine.inverse_dynamics(model, q, v, a, f_ext=fx)
     assert_close(gen, _ATlam_without_couplings(model, q, v, lam, cs), 1e-10, "J^T (constraint wrenches) vs A^T lambda")
     # constraint_wrenches: one (name, point, force, moment) per closure, at frame a's origin
     listed = engine.constraint_wrenches(model, q, v, lam, cs)
-    kin = engine.constraints.Kinematics(model, q, v)
+    kin = engine.loops.constraints.Kinematics(model, q, v)
     r = 0
     by_name = {w[0]: w for w in listed}
     for c in cs:
@@ -593,7 +593,7 @@ def _check_reactions(model, q, v, a, tau, lam, cs=None):
     """Reaction wrenches are orthogonal to each joint's motion subspace S, and the transmitted
     wrenches (constraint wrenches acting as external ones) carry the joint torques: S^T F = tau."""
     react = engine.joint_reaction_wrenches(model, q, v, a, lam=lam, constraints=cs)
-    fx = engine.constrained.constraint_external_wrenches(model, q, v, lam, cs)
+    fx = engine.loops.constrained.constraint_external_wrenches(model, q, v, lam, cs)
     F = engine.joint_wrenches(model, q, v, a, f_ext=fx)
     gear = engine.inverse_dynamics(model, q, v, a) - engine.inverse_dynamics(model, q, v, a, f_ext=fx)
     _, A, _, _ = engine.constraint_system(model, q, v, cs)
@@ -691,7 +691,7 @@ def test_unreachable_loop_projects_as_close_as_it_can_and_warns():
 
 
 def _residuals_by_hand(model, q, constraints):
-    kin = engine.constraints.Kinematics(model, q, np.zeros(model.nv))
+    kin = engine.loops.constraints.Kinematics(model, q, np.zeros(model.nv))
     out = []
     for c in constraints:
         try:

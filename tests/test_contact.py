@@ -178,7 +178,7 @@ def test_limits_default_on_only_when_the_model_has_limits():
 
 
 def _python_twin(make):
-    """Two simulators from make(): the first steps compiled (engine.contactkernels), the second
+    """Two simulators from make(): the first steps compiled (engine.contact.kernels), the second
     through the Python step (a control callback that changes nothing forces it)."""
     a, b = make(), make()
     b.set_control(lambda t, q, v: None)
@@ -352,8 +352,8 @@ def test_quadruped_stands_with_pd_held_joints():
 
 # ------------------------------------------------------------------ standing start poses
 def test_floating_robots_start_standing_on_the_ground():
-    from engine.contact import ContactGeometry
-    from engine.api import _world_poses
+    from engine.contact.geometry import ContactGeometry
+    from engine.algorithms.api import _world_poses
     names = ["humanoid", "quadruped"]
     if catalog.example_robot_data_dir() is not None:
         names += ["talos", "solo12"]

@@ -1,4 +1,4 @@
-"""Analytic derivatives of the dynamics (engine/derivatives.py) and the linearisation.
+"""Analytic derivatives of the dynamics (engine/derivatives/api.py) and the linearisation.
 
 - Inverse and forward dynamics derivatives against Pinocchio (computeRNEADerivatives,
   computeABADerivatives) on every seeded random tree and on real robots (Panda, UR5, Talos with a
@@ -259,8 +259,8 @@ def test_hybrid_derivatives_reduce_to_inverse_and_forward():
 
 # ------------------------------------------------------------------ how M^-1 is applied
 def _coordinate_tree(model, prescribed=None):
-    from engine.layout import MODEL_DTYPE
-    from engine.algorithms.aba_deriv import coordinate_parents
+    from engine.kernel.layout import MODEL_DTYPE
+    from engine.derivatives.aba_deriv import coordinate_parents
     skip = prescribed is not None
     mask = np.asarray(prescribed if skip else np.zeros(model.nv), dtype=np.bool_)
     lam = np.empty(model.nv, dtype=np.int64)
@@ -287,7 +287,7 @@ def _star(n_legs, rng):
 def test_inverse_from_the_factor_equals_the_dense_inverse_on_every_mask():
     """ltdl_inverse (the identity solve with its first phase cut to each subtree) against
     numpy's inverse of M_TT, on random trees with random torque-given sets T."""
-    from engine.algorithms.aba_deriv import ltdl_factor, ltdl_inverse, subtree_ends
+    from engine.derivatives.aba_deriv import ltdl_factor, ltdl_inverse, subtree_ends
     for seed in SEEDS[:8]:
         model = cached_pair(seed).model
         rng = np.random.default_rng(seed)
@@ -323,7 +323,7 @@ def test_sparse_and_dense_application_of_the_inverse_both_run_and_agree():
     """dense_pays picks N = -M^-1 and BLAS products for deep trees and the per-column tree-sparse
     solves for shallow wide ones: both occur here, and both give derivatives that match central
     differences (the Pinocchio comparisons above cover the dense path on the random trees)."""
-    from engine.algorithms.aba_deriv import dense_pays
+    from engine.derivatives.aba_deriv import dense_pays
     rng = np.random.default_rng(11)
     star = _star(14, rng)
     lam, active = _coordinate_tree(star)
@@ -415,9 +415,9 @@ def test_constraint_terms_are_analytic_and_match_central_differences():
     (planar, distance and rolling from the shipped loops; point, revolute, weld, distance, gear on
     random trees with every joint kind, one closure at a time). A also against constraint_system."""
     from importlib import import_module
-    D = import_module("engine.derivatives")
-    cons = import_module("engine.constraints")
-    from engine.loopkernels import pack
+    D = import_module("engine.derivatives.api")
+    cons = import_module("engine.loops.constraints")
+    from engine.loops.kernels import pack
     kinds = set()
     for what, model, q, v, tau, cs in _loop_states():
         active = cons.active_constraints(model, cs)
@@ -434,7 +434,7 @@ def test_constraint_terms_are_analytic_and_match_central_differences():
 
 def test_built_in_constraints_never_take_the_difference_path(monkeypatch):
     from importlib import import_module
-    D = import_module("engine.derivatives")
+    D = import_module("engine.derivatives.api")
 
     def refuse(*args, **kw):
         raise AssertionError("central differences of the constraint rows were used")
@@ -452,9 +452,9 @@ def test_one_compiled_call_equals_the_python_composition(monkeypatch):
     inverse-dynamics and constraint-row derivatives, M^-1 and a Cholesky solve) to 1e-11, with and
     without an external wrench, on every shipped loop and every closure kind of the random trees."""
     from importlib import import_module
-    D = import_module("engine.derivatives")
-    cons = import_module("engine.constraints")
-    from engine.loopkernels import pack
+    D = import_module("engine.derivatives.api")
+    cons = import_module("engine.loops.constraints")
+    from engine.loops.kernels import pack
     python = D._constrained_python
 
     def refuse(*args, **kw):
@@ -486,9 +486,9 @@ def test_packed_constraints_follow_an_edit_made_in_place():
     moved = engine.constrained_forward_dynamics_derivatives(model, q, v, tau)
     assert np.abs(moved[0] - before[0]).max() > 1e-6
     from importlib import import_module
-    D = import_module("engine.derivatives")
-    cons = import_module("engine.constraints")
-    from engine.loopkernels import pack
+    D = import_module("engine.derivatives.api")
+    cons = import_module("engine.loops.constraints")
+    from engine.loops.kernels import pack
     active = cons.active_constraints(model)
     ref = D._constrained_python(model, q, v, tau, None, None, active, pack(active, model))
     for mine, r in zip(moved, ref):

@@ -124,7 +124,7 @@ def test_urdf_elements_left_out_are_named_in_one_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         engine.load_urdf_string(URDF, filename="r.urdf")
-    said = [str(w.message) for w in caught if issubclass(w.category, engine.urdf.URDFWarning)]
+    said = [str(w.message) for w in caught if issubclass(w.category, engine.parsers.urdf.URDFWarning)]
     assert len(said) == 1, said
     msg = said[0]
     assert msg.startswith("r.urdf: ")
@@ -157,7 +157,7 @@ def test_mjcf_parts_left_out_are_named_in_one_warning(tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         engine.load_mjcf(path)
-    said = [str(w.message) for w in caught if issubclass(w.category, engine.mjcf.MJCFWarning)]
+    said = [str(w.message) for w in caught if issubclass(w.category, engine.parsers.mjcf.MJCFWarning)]
     assert len(said) == 1, said
     msg = said[0]
     assert msg.startswith(path)
@@ -191,7 +191,7 @@ def test_a_bad_mjcf_axis_names_the_file_and_the_joint(tmp_path, axis):
 # ------------------------------------------------------------------ meshes
 def test_a_text_stl_that_is_not_utf8_loads(tmp_path):
     """trimesh decodes such a file through charset_normalizer (declared in pyproject.toml)."""
-    from engine import meshes
+    from engine.parsers import meshes
     facet = ("facet normal 0 0 1\n outer loop\n  vertex 0 0 0\n  vertex 1 0 0\n  vertex 0 1 0\n endloop\n"
              "endfacet\n")
     p = tmp_path / "latin.stl"

@@ -16,12 +16,12 @@ import pytest
 
 from test_gui_support import engine_mod, models, window, install, wait_snapshot, spin  # noqa: F401
 
-from app import samplerows
-from app.pacing import BUDGET, FRAME, MIN_BUDGET, Pacer
+from app.sim import samplerows
+from app.sim.pacing import BUDGET, FRAME, MIN_BUDGET, Pacer
 
 
 class FakeClock:
-    """Stands in for the ``time`` module of app/samplerows.py: its perf_counter only moves when a
+    """Stands in for the ``time`` module of app/sim/samplerows.py: its perf_counter only moves when a
     (fake) step costs time."""
 
     def __init__(self):
@@ -44,7 +44,7 @@ def costly_steps(sim, clock, cost, calls):
 
 
 def worker(eng, model, dt, interval=samplerows.SAMPLE_INTERVAL):
-    from app.simworker import SimWorker
+    from app.sim.simworker import SimWorker
     return SimWorker(eng, model, dt=dt, q0=np.array([1.0, -0.5]), running=False, sample_interval=interval)
 
 
@@ -132,7 +132,7 @@ def test_the_worker_thread_at_dt_1e4_delivers_one_sample_per_millisecond(engine_
         batches.append((out[0], w.rows.rows_written - before))
         return out
     w.rows.steps_until = logged
-    from app.recorder import Recorder
+    from app.sim.recorder import Recorder
     rec = Recorder(w.layout)
     w.set_running(True)
     w.start()
@@ -222,7 +222,7 @@ def test_the_window_at_dt_1e4_plots_one_sample_per_millisecond_and_says_so(qtbot
 
 
 def test_a_measured_real_time_factor_below_the_asked_speed_says_behind_without_a_budget_hit():
-    from app.pacing import FRAME as F
+    from app.sim.pacing import FRAME as F
     p = Pacer()
     t = 0.0
     for k in range(25):                      # batches not ended by the budget, the sim at half the wall's pace

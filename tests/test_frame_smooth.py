@@ -13,7 +13,7 @@ import pytest
 
 from test_gui_support import engine_mod, models, window, install, wait_snapshot, spin  # noqa: F401
 
-from app import plots as plots_mod
+from app.plotting import plots as plots_mod
 
 
 # ---------------------------------------------------------------------- the compiled steps release the GIL
@@ -22,14 +22,15 @@ def test_the_compiled_step_entry_points_release_the_interpreter_lock(engine_mod)
     (numba's nogil): while one runs, the window's thread draws. (Simulator.step calls them in
     chunks with Python between, so a timing test from Python would see the hand-overs at those
     points, not the kernels: the option itself is what is checked.)"""
-    from engine import contactkernels, steploop
+    from engine.contact import kernels as contactkernels
+    from engine.stepping import steploop
     for disp in (steploop.advance, steploop.advance_limited, contactkernels.contact_advance):
         assert disp.targetoptions.get("nogil") is True, disp.py_func.__qualname__
 
 
 def test_a_simulation_thread_shortens_the_switch_interval_and_yields_to_the_window(qtbot, window, models):
     import os
-    from app.simworker import SWITCH_INTERVAL, SIM_NICE
+    from app.sim.simworker import SWITCH_INTERVAL, SIM_NICE
     w = install(qtbot, window, models[0])
     assert sys.getswitchinterval() <= SWITCH_INTERVAL
     if hasattr(os, "setpriority") and not os.environ.get("JOINTLAB_SIM_NICE"):
@@ -40,8 +41,9 @@ def test_a_simulation_thread_shortens_the_switch_interval_and_yields_to_the_wind
 
 # ---------------------------------------------------------------------- a long batch publishes states
 def test_a_long_batch_publishes_a_state_every_publish_period(engine_mod, models, monkeypatch):
-    from app import samplerows, simworker
-    from app.simworker import SimWorker, PUBLISH_PERIOD
+    from app.sim import samplerows
+    from app.sim import simworker
+    from app.sim.simworker import SimWorker, PUBLISH_PERIOD
 
     class Clock:
         now = 100.0

@@ -189,7 +189,7 @@ def test_csv_export_round_trips(qtbot, window, models, tmp_path):
     window.set_running(False)
     wait_snapshot(qtbot, window, lambda s: not s.running)
     spin(qtbot, 0.2)
-    from app.recorder import read_csv
+    from app.sim.recorder import read_csv
     path = tmp_path / "samples.csv"
     n = window.plots.export_csv(str(path))
     names, data = read_csv(str(path))
@@ -433,7 +433,7 @@ def test_a_model_load_freezes_the_heap_and_the_previous_model_is_still_freed(qtb
     even where it sits in a reference cycle that was frozen with it."""
     import gc
     import weakref
-    from app.mainwindow import _settle_heap
+    from app.window.mainwindow import _settle_heap
     window.open_model("single_pendulum")
     qtbot.waitUntil(lambda: window.model is not None and window.model.name == "single_pendulum", timeout=30000)
     wait_snapshot(qtbot, window, lambda s: s.running and s.t > 0.05)

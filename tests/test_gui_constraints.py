@@ -118,7 +118,7 @@ def test_lambda_and_residual_are_recorded_at_every_step_and_plotted(qtbot, windo
     assert np.allclose(y[-1], np.log10(d[-1, L.residual]))
     assert -17 <= np.nanmin(y) and np.nanmax(y) < -6
     # CSV: every recorded step, lambda and residual columns included, full precision
-    from app.recorder import read_csv
+    from app.sim.recorder import read_csv
     path = tmp_path / "loops.csv"
     assert window.plots.export_csv(str(path)) == len(d)
     cols, data = read_csv(str(path))

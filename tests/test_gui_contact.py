@@ -53,8 +53,8 @@ def _open(qtbot, win, name, timeout=120000):
 
 def _lowest(model, q):
     """Height of the model's lowest collision point (the engine's contact geometry)."""
-    from engine.api import _world_poses
-    from engine.contact import ContactGeometry
+    from engine.algorithms.api import _world_poses
+    from engine.contact.geometry import ContactGeometry
     return float(ContactGeometry(model).lowest(_world_poses(model, q)))
 
 
@@ -69,7 +69,7 @@ def _robot_mask(qtbot, win):
 
 
 def _magenta(pix):
-    """Pixels of the contact arrows' colour (app.contactui.CONTACT_COLOR, 0.9 0 0.55)."""
+    """Pixels of the contact arrows' colour (app.panels.contactui.CONTACT_COLOR, 0.9 0 0.55)."""
     r, g, b = pix[..., 0], pix[..., 1], pix[..., 2]
     return (r > 170) & (g < 70) & (b > 80) & (b < 190)
 
@@ -235,7 +235,7 @@ def test_talos_opens_standing_is_pushed_and_draws_contact_forces(qtbot, window):
 def _limited_pendulum():
     """A single pendulum about y hanging from z = 1.5 with limits +-0.5 rad."""
     import engine
-    from engine.visuals import Shape
+    from engine.multibody.visuals import Shape
     b = engine.ModelBuilder("limited_pendulum")
     b.add_body("link", parent="world", joint=engine.Revolute((0, 1, 0)), joint_name="swing",
                placement=engine.pose(p=(0, 0, 1.5)), lower=-0.5, upper=0.5,
@@ -388,9 +388,9 @@ def test_contact_channels_split_each_body_force_along_and_across_the_ground_norm
     """The sample columns: per body the normal and tangential parts of the summed contact forces,
     the total ground reaction, the limit torques; from sim.contacts and sim.limit_forces as given."""
     from types import SimpleNamespace
-    from engine.contact import Contact, contact_arrays
-    from app.recorder import SampleLayout
-    from app.contactsim import ContactChannels
+    from engine.contact.geometry import Contact, contact_arrays
+    from app.sim.recorder import SampleLayout
+    from app.sim.contactsim import ContactChannels
     from engine import catalog
     model = catalog.load_model("humanoid")
     layout = SampleLayout(model)
@@ -438,7 +438,7 @@ def test_the_ground_is_on_for_standing_robots_and_off_for_a_single_free_body(qtb
 def test_insert_menu_drops_a_ball_that_lands_on_the_ground(qtbot, window, engine_mod):
     """Insert > Ball adds a free ball to the running model (engine.Scene) from its current state;
     it falls from 1 m and comes to rest on the ground (its centre at its radius)."""
-    from app.menus import insert_object
+    from app.window.menus import insert_object
     pend = engine_mod.load_urdf(os.path.join(os.path.dirname(__file__), "data", "contact_pendulum.urdf"))
     install(qtbot, window, pend)
     assert [a.text() for a in window.insert_menu.actions()] == ["&Box", "B&all", "&Cylinder"]

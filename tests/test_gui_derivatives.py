@@ -1,4 +1,4 @@
-"""The derivative tools in the real window (app/derivtools.py) under a virtual display: Linearize
+"""The derivative tools in the real window (app/teach/derivtools.py) under a virtual display: Linearize
 here, the LQR balance law, the sensitivity view. Menu entries are triggered as a user does."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from test_gui_support import engine_mod, models, window, install, wait_snapshot,
 
 from PyQt6 import QtWidgets
 
-from app.inputs import JointInput
+from app.sim.inputs import JointInput
 
 
 def _load(name):
@@ -115,7 +115,7 @@ def test_lqr_keeps_the_cart_pole_upright_after_a_push(qtbot, window, tmp_path):
     _save(window, tmp_path, "lqr_cart_pole.png", window.lqr_dialog)
     # while LQR drives, the joint panel says so on the cart's row (its motor's own law is set aside),
     # not on the passive pole's
-    from app.derivtools import LQRLaw, LQR_NOTE
+    from app.teach.derivtools import LQRLaw, LQR_NOTE
     rows = window.joints.rows
     cart, pole = (j.name for j in window.model.joints)
     note = rows[cart].note
@@ -178,7 +178,7 @@ def test_lqr_balances_the_acrobot_with_its_elbow_motor(qtbot, window):
 
 
 def test_lqr_lessons_load_upright_with_the_law_on(qtbot, window):
-    from app.derivtools import LQRLaw
+    from app.teach.derivtools import LQRLaw
     for title, name, q_up in (("Cart-pole Balancing", "cart_pole", [0.0, 0.0]),
                               ("Acrobot Balancing", "acrobot", [np.pi, 0.0])):
         _menu_action(window, title).trigger()

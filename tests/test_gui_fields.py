@@ -19,7 +19,7 @@ from test_gui_support import engine_mod, models, window, install, wait_snapshot,
 from PyQt6 import QtCore
 from PyQt6.QtTest import QTest
 
-from app.fields import INVALID_CSS, read_number
+from app.widgets.fields import INVALID_CSS, read_number
 
 CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
 

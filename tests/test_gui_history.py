@@ -1,4 +1,4 @@
-"""The timeline (app/timeline.py) in the real window under Xvfb, driven by real mouse and key
+"""The timeline (app/window/timeline.py) in the real window under Xvfb, driven by real mouse and key
 events: the double pendulum runs 3 s, pauses, the slider is dragged to about 1 s; the 3D pose, the
 joint readouts, the plots' cursor, the Inspector and the Equation view then show that instant, checked against an
 independent re-simulation with engine.Simulator from the same start. Resuming from there drops
@@ -80,13 +80,13 @@ def shows_instant(qtbot, win, sim, e, model):
     poses = e.body_poses(model, sim.q)
     for k in range(1, model.nbodies + 1):
         np.testing.assert_allclose(win.scene.body_poses[k], poses[k - 1], atol=1e-9)
-    from app.jointpanel import _num            # the readouts' own format (4 significant digits)
+    from app.panels.jointpanel import _num            # the readouts' own format (4 significant digits)
     qtbot.waitUntil(lambda: all(f"q {_num(sim.q[i])}  gets ddq {_num(ddq[i])}" in win.joints.rows[j].readout.text()
                                 for i, j in enumerate(("joint1", "joint2"))), timeout=5000)
     eq = e.equation_terms(model, sim.q, sim.v, ddq)
     table = win.teach.equation.table
-    from app.numfmt import fmt, scale_of
-    from app.inspector import fmt_value
+    from app.widgets.numfmt import fmt, scale_of
+    from app.teach.inspector import fmt_value
     scale = scale_of(eq.M_ddq, eq.C_dq, eq.g, eq.constraint, eq.external, eq.contact, eq.limit, eq.tau)
     qtbot.waitUntil(lambda: table.item(0, 0).text() == fmt(eq.M_ddq[0], scale)
                     and table.item(1, 2).text() == fmt(eq.g[1], scale), timeout=5000)
@@ -176,7 +176,7 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path, m
     shows_instant(qtbot, window, sim, e, model)
 
     # the state at the cursor as a lesson, read back
-    from app.lessons import load_lesson
+    from app.sim.lessons import load_lesson
     lesson = tl.export.lesson(str(tmp_path / "at_cursor.jlab"))
     back = load_lesson(str(tmp_path / "at_cursor.jlab"))
     assert back.q == lesson.q and back.running is False
@@ -184,7 +184,7 @@ def test_scrub_resume_playback_and_export(qtbot, window, engine_mod, tmp_path, m
     assert f"t = {t_c:.3f} s" in back.notes
 
     # the history as CSV, read back: the recorded states are the re-simulation's
-    from app.recorder import read_csv
+    from app.sim.recorder import read_csv
     n = tl.export.csv(str(tmp_path / "history.csv"))
     names, data = read_csv(str(tmp_path / "history.csv"))
     assert n == len(h) == len(data) and names[:3] == ["t", "q:joint1", "q:joint2"]

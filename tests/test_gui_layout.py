@@ -100,7 +100,7 @@ def check_joint_controls(qtbot, win, where):
 @pytest.mark.parametrize("model", ["double_pendulum", "arm7", "humanoid"])
 def test_every_joint_control_is_reachable_at_each_size(qtbot, window, model, tmp_path):
     open_shipped(qtbot, window, model, running=False)
-    from app.inputs import JointInput
+    from app.sim.inputs import JointInput
     # every 1-dof joint gets the law with the most parameters (sine trajectory: six fields)
     for name, row in window.joints.rows.items():
         if row.joint.kind != "free":
@@ -223,8 +223,8 @@ def test_status_bar_stops_saying_held_once_the_base_is_released(qtbot, window):
 
 
 def test_gallery_is_browsable_before_the_engine_and_opens_the_choice_after(qtbot, engine_mod, tmp_path):
-    from app.gallery import shipped_entries
-    from app.mainwindow import MainWindow
+    from app.window.gallery import shipped_entries
+    from app.window.mainwindow import MainWindow
     settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(None, settings=settings)          # as while the kernels compile: no engine yet
     qtbot.addWidget(win)

@@ -3,7 +3,7 @@ lesson open: the window never grows wider than the screen, the lesson's notes ar
 own panel (at least 8 lines, scrollable), the plots' time axis and its title are inside the plots
 panel, every column of the Equation view and every row of the Inspector can be reached with the 3D
 view still there, the M(q) heat map of the 38-coordinate humanoid labels its ticks without
-overlapping them, and the numbers are in one format (``app.numfmt``).
+overlapping them, and the numbers are in one format (``app.widgets.numfmt``).
 
 The Xvfb screen of the test session is 800 x 600; as tests/test_gui_layout.py does, the window is
 set to each size and must keep it (Qt grows a window whose panels ask for more than it has: that is
@@ -25,7 +25,7 @@ from test_gui_support import window_shot, engine_mod, window, wait_snapshot, spi
 
 from PyQt6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
-from app import lessons as L  # noqa: E402
+from app.sim import lessons as L  # noqa: E402
 
 SIZES = ((1280, 800), (1920, 1080))
 # the window on each screen: maximised, and as MainWindow opens it there (min(1440, 0.95 W) x
@@ -250,7 +250,7 @@ def check_inspector(teach, where):
     # the whole 6x6 (compact off): wider than the panel at 1280, the table scrolls sideways to it
     ins.compact_box.setChecked(False)
     QtWidgets.QApplication.processEvents()
-    from app.inspector import ROWS
+    from app.teach.inspector import ROWS
     r_ih = ROWS.index("Ih")
     assert table.item(r_ih, 1).text().count("\n") == 5, table.item(r_ih, 1).text()
     widest = max(mono.horizontalAdvance(line) for line in table.item(r_ih, 1).text().split("\n"))

@@ -22,8 +22,8 @@ from test_gui_support import engine_mod, window, wait_snapshot  # noqa: F401
 from PyQt6 import QtCore, QtGui, QtWidgets
 from PyQt6.QtTest import QTest
 
-from app import lessons as L
-from app.lessonui import get_camera
+from app.sim import lessons as L
+from app.teach.lessonui import get_camera
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEFT = QtCore.Qt.MouseButton.LeftButton
@@ -130,7 +130,7 @@ def _check_matches(qtbot, win, lesson, run=2.0):
 
 
 def test_menus_and_dt_choices_agree(qtbot, window):
-    from app.menus import STEPS, SPEEDS
+    from app.window.menus import STEPS, SPEEDS
     assert tuple(STEPS) == L.DT_CHOICES and tuple(SPEEDS) == L.SPEED_CHOICES
     # the defaults a lesson gets for what it leaves out are the window's start settings
     start = {k: a.isChecked() for k, a in window.toggles.items()}

@@ -1,4 +1,4 @@
-"""The look of the 3D view (app/scene.py, app/floor.py, app/robotitem.py), read back from rendered
+"""The look of the 3D view (app/viewport/scene.py, app/viewport/floor.py, app/viewport/robotitem.py), read back from rendered
 frames under Xvfb: anti-aliased edges, lit (not flat) bodies, a floor that fades to the background at
 the horizon with a checker, blob shadows under bodies, and URDF material colours (inline rgba and
 named robot-level materials)."""
@@ -48,8 +48,8 @@ def _near(img, xy, r=3):
 
 def _standalone_render(qtbot, engine_mod, model, q):
     """A 3D view of its own (not the window's), rendered offscreen: RGB pixels."""
-    from app.scene import Scene
-    from app.view3d import View3D
+    from app.viewport.scene import Scene
+    from app.viewport.view3d import View3D
     from test_gui_support import qimage_array
     view = View3D()
     view.widget.resize(640, 480)
@@ -74,7 +74,7 @@ def _blended_edge_pixels(img):
 
 
 def test_multisampling_policy_and_smoothed_edges(qtbot, window, models, engine_mod, monkeypatch):
-    import app.view3d as v3
+    import app.viewport.view3d as v3
     monkeypatch.delenv("JOINTLAB_MSAA", raising=False)
     assert v3.samples_for("llvmpipe (LLVM 15.0.7, 256 bits)") == 0      # software GL: too costly
     assert v3.samples_for("NVIDIA GeForce RTX 3060/PCIe/SSE2") == 4
@@ -128,7 +128,7 @@ def test_floor_checker_fades_into_the_background_at_the_horizon(qtbot, window, m
 
 
 def test_shadows_default_on_a_gpu_only():
-    from app.view3d import shadows_for
+    from app.viewport.view3d import shadows_for
     assert shadows_for("NVIDIA GeForce RTX 3060/PCIe/SSE2") and shadows_for("AMD Radeon Graphics")
     assert not shadows_for("llvmpipe (LLVM 15.0.6, 256 bits)") and not shadows_for("softpipe")
 

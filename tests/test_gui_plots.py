@@ -102,7 +102,7 @@ def test_ciede2000_matches_the_published_pairs():
 
 
 def test_palette_colours_are_distinct_for_every_eye():
-    from app.plotstyle import PALETTE
+    from app.plotting.plotstyle import PALETTE
     labs = {h: linear_to_lab(srgb_to_linear(hex_to_rgb(h))) for h in PALETTE}
     n = len(PALETTE)
     assert n >= 6 and len(set(PALETTE)) == n
@@ -121,7 +121,7 @@ def test_palette_colours_are_distinct_for_every_eye():
 
 
 def test_wrap_curve_breaks_at_every_turn():
-    from app.plotstyle import wrap_curve, wrap_angle
+    from app.plotting.plotstyle import wrap_curve, wrap_angle
     t = np.linspace(0, 10, 2001)
     y = 0.3 + 4.0 * t - 0.2 * t ** 2                 # rises through several turns, then turns back
     tt, w = wrap_curve(t, y)
@@ -148,8 +148,8 @@ def test_wrap_curve_breaks_at_every_turn():
 
 def test_only_revolute_angles_wrap():
     from engine import catalog
-    from app.plotstyle import wrappable_columns
-    from app.recorder import SampleLayout
+    from app.plotting.plotstyle import wrappable_columns
+    from app.sim.recorder import SampleLayout
     for name, expect in (("double_pendulum", {"q:joint1", "q:joint2"}), ("cart_pole", {"q:hinge"}),
                          ("spinning_top", set()), ("slider_crank", {"q:crank", "q:rod"})):
         m = catalog.load_model(name)
@@ -199,7 +199,7 @@ def leaf(tree, *path):
 
 def test_rows_per_unit_wrapped_angles_and_export(qtbot, window, tmp_path, monkeypatch):
     from engine import catalog
-    from app.plotstyle import PALETTE, pretty_unit
+    from app.plotting.plotstyle import PALETTE, pretty_unit
     model = catalog.load_model("double_pendulum")
     q0 = np.array([2.0, 0.0])
     v0 = np.array([9.0, -4.0])      # enough to go over the top: joint1 turns and wraps

@@ -32,7 +32,7 @@ def wait_readouts(qtbot, win, expected, tol=1e-3):
     def ok():
         for joint, (what, value) in expected.items():
             w, x = readout(win, joint)
-            if w != what or abs(x - value) > max(tol, 5e-4 * abs(value)):     # 4 digits (app/numfmt.py)
+            if w != what or abs(x - value) > max(tol, 5e-4 * abs(value)):     # 4 digits (app/widgets/numfmt.py)
                 return False
         return True
     try:
@@ -121,7 +121,7 @@ def test_the_command_line_starts_as_the_window(qtbot, window, engine_mod, tmp_pa
     joint modes: the window's readouts at t = 0 (after Reset, paused) are the CLI's first row."""
     import subprocess
     import sys
-    from app.recorder import read_csv
+    from app.sim.recorder import read_csv
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = tmp_path / "cli.csv"
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -1,4 +1,4 @@
-"""Video recording (app/recording.py) in the real window under Xvfb: MP4 and GIF files are read back
+"""Video recording (app/window/recording.py) in the real window under Xvfb: MP4 and GIF files are read back
 with imageio (frame count against the recorded wall-clock length, frame size, content), from the
 File menu's action, from the API and from the command line."""
 from __future__ import annotations
@@ -110,7 +110,7 @@ def test_whole_window_recording_holds_the_panels(qtbot, window, models, tmp_path
 
 
 def test_bad_video_names_are_refused_with_the_reason(window, tmp_path):
-    from app.recording import VideoRecorder
+    from app.window.recording import VideoRecorder
     with pytest.raises(ValueError, match=r"\.mp4 or \.gif"):
         VideoRecorder(window.view, str(tmp_path / "clip.avi"))
     with pytest.raises(ValueError, match="does not exist"):

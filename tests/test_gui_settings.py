@@ -148,7 +148,7 @@ def romeo_source():
 
 
 def test_romeo_runs_with_its_massless_chain_ends_held_and_refuses_torque_on_them(qtbot, window, engine_mod):
-    from app.inputs import JointInput
+    from app.sim.inputs import JointInput
     src, fb = romeo_source()
     window.open_model(src, floating_base=fb)
     qtbot.waitUntil(lambda: window.model is not None and window.model_source == src, timeout=120000)

@@ -26,8 +26,8 @@ save = mainwindow.MainWindow.save_screenshot
 def report(self, path):
     from PyQt6 import QtWidgets
     label = self.findChild(QtWidgets.QLabel, "pythonStepNote")
-    import engine.simulator
-    print("NOTE", label is not None and label.isVisible(), "COMPILED", engine.simulator.compiled_step(),
+    import engine.simulation.simulator
+    print("NOTE", label is not None and label.isVisible(), "COMPILED", engine.simulation.simulator.compiled_step(),
           "T", self.worker.snapshot().t if self.worker else None, flush=True)
     return save(self, path)
 mainwindow.MainWindow.save_screenshot = report

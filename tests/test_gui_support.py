@@ -33,7 +33,7 @@ def window_shot(win, tmp_path, name):
 def simple_models():
     """Models built in code: a double pendulum about y and a cart on a prismatic x joint."""
     import engine
-    from engine.visuals import Shape
+    from engine.multibody.visuals import Shape
 
     I_rod = np.diag([0.084, 0.084, 0.001])
     b = engine.ModelBuilder("test_pendulum")
@@ -74,7 +74,7 @@ def models(engine_mod):
 @pytest.fixture
 def window(qtbot, engine_mod, tmp_path):
     from PyQt6 import QtCore
-    from app.mainwindow import MainWindow
+    from app.window.mainwindow import MainWindow
     settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(engine_mod, settings=settings)
     win.resize(1280, 860)

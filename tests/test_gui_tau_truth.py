@@ -26,7 +26,7 @@ from test_gui_support import window_shot, engine_mod, window, wait_snapshot, spi
 from PyQt6 import QtCore
 from PyQt6.QtTest import QTest
 
-from app.equationview import SUM, USED
+from app.teach.equationview import SUM, USED
 
 CTRL = QtCore.Qt.KeyboardModifier.ControlModifier
 NOMOD = QtCore.Qt.KeyboardModifier.NoModifier
@@ -72,7 +72,7 @@ def pause_and_open_views(qtbot, win):
 
 def truth(model, snap):
     """What the motors need at the state shown: M a + C v + g - J_c^T f_c - tau_limit (+ d v)."""
-    from engine.equation import equation_terms
+    from engine.teaching.equation import equation_terms
     contacts = [SimpleNamespace(body=b, point=np.asarray(p), force=np.asarray(f)) for b, p, f in snap.contacts]
     lf = snap.limit_forces
     eq = equation_terms(model, snap.q, snap.v, snap.a, contacts=contacts or None,
@@ -93,7 +93,7 @@ def equation_cell(win, row, col):
 
 def check_joint(qtbot, win, model, snap, joint, ref):
     """The readout and the Equation view equal ref to the 4 significant digits they show
-    (app/numfmt.py: a rounding error of at most 5e-4 of the value)."""
+    (app/widgets/numfmt.py: a rounding error of at most 5e-4 of the value)."""
     k = model.joint(joint).idx_v
     # the panel shows the paused state at its next refresh (a loaded machine: a frame or more later)
     try:
@@ -192,7 +192,7 @@ def test_held_floating_base_shows_its_six_wrench_components(qtbot, window, tmp_p
     answer at rest with the arm hanging: f = (0, 0, m g) for the whole weight, m = c_base x (0, 0,
     m_base g) about the base origin (the arm's weight acts through it)."""
     import engine
-    from engine.visuals import Shape
+    from engine.multibody.visuals import Shape
     g = 9.81
     b = engine.ModelBuilder("held_base")
     b.add_body("base", parent="world", joint=engine.Free(), joint_name="root_joint",

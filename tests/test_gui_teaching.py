@@ -23,7 +23,7 @@ from test_gui_support import (engine_mod, models, window, install, wait_snapshot
 from PyQt6 import QtCore, QtGui, QtWidgets
 from PyQt6.QtTest import QTest
 
-from app.teachoverlay import COLORS
+from app.teach.teachoverlay import COLORS
 
 LEFT = QtCore.Qt.MouseButton.LeftButton
 NOMOD = QtCore.Qt.KeyboardModifier.NoModifier
@@ -130,8 +130,8 @@ def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_m
     F_ref = e.joint_wrenches(pendulum, snap.q, snap.v, a_all)["joint2"]
     assert np.allclose(ins.values["F"], F_ref, atol=1e-9)
     text_body = ins.value_text("V")
-    from app.numfmt import fmt_all
-    assert fmt_all(ins.values["V"])[1] in text_body            # app/numfmt.py: the vector's own scale
+    from app.widgets.numfmt import fmt_all
+    assert fmt_all(ins.values["V"])[1] in text_body            # app/widgets/numfmt.py: the vector's own scale
     assert "link2" in ins.title.text() and "joint2" in ins.title.text()
     for key in ("V", "dV", "eta", "Ih", "Bh", "Pi", "beta", "F", "S", "q", "dq", "ddq", "tau"):
         assert ins.value_text(key) != "—", key
@@ -139,7 +139,7 @@ def test_click_a_body_and_the_inspector_shows_it(qtbot, window, models, engine_m
     rows = [ins.table.item(r, 0).text() for r in range(ins.table.rowCount())]
     assert "V̇_i" in rows and "Π_i" in rows and "β_i" in rows and "Î_i" in rows
     # the joint-space rows in the selected joint's own units (a revolute joint: not "rad or m")
-    from app.inspector import ROWS
+    from app.teach.inspector import ROWS
     units = {key: ins.table.item(r, 2).text() for r, key in enumerate(ROWS)}
     assert (units["q"], units["dq"], units["ddq"], units["tau"], units["Psi"]) == \
         ("rad", "rad/s", "rad/s²", "N·m", "1/(kg·m²)"), units
@@ -222,7 +222,7 @@ def test_step_through_the_double_pendulum_outward_inward_outward(qtbot, window, 
     QTest.mouseClick(teach.steps.step_button, LEFT)
     qtbot.waitUntil(lambda: teach.steps.index == 5, timeout=5000)
     # switching joint2 to acceleration-prescribed changes what pass 2 and 3 do there
-    from app.inputs import JointInput
+    from app.sim.inputs import JointInput
     old = teach.steps.trace
     window.joints.set_input("joint2", JointInput("acceleration", "hold"))
     wait_snapshot(qtbot, window, lambda s: s.prescribed[1])
@@ -292,7 +292,7 @@ def test_equation_view_terms_and_mass_matrix_hover(qtbot, window, engine_mod, tm
     table = teach.equation.table
     for r in range(model.nv):
         shown = [float(table.item(r, c).text()) for c in range(8)]
-        # 4 significant digits shown (app/numfmt.py): each of the 8 numbers off by half a unit of its 4th
+        # 4 significant digits shown (app/widgets/numfmt.py): each of the 8 numbers off by half a unit of its 4th
         assert abs(sum(shown[:7]) - shown[7]) <= 4e-3 * max(1.0, *map(abs, shown))
         assert float(table.item(r, 8).text()) == pytest.approx(t.tau_in[r], rel=5e-4, abs=1e-9 * max(1.0, np.abs(eq.tau).max()))
     # hover a cell of M: the two bodies it couples are tinted

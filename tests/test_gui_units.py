@@ -24,10 +24,10 @@ def mods(eng):
 
 # ------------------------------------------------------------------ input laws
 def test_the_panels_law_names_are_the_engines(eng):
-    """app.inputs repeats engine.input_laws's kinds, codes and defaults (so the window opens without
+    """app.sim.inputs repeats engine.stepping.input_laws's kinds, codes and defaults (so the window opens without
     the engine): they must stay the same."""
-    from app import inputs
-    from engine import input_laws as laws
+    from app.sim import inputs
+    from engine.stepping import input_laws as laws
     assert inputs.TORQUE_KINDS == laws.TORQUE_KINDS and inputs.ACCEL_KINDS == laws.ACCEL_KINDS
     assert inputs._CODES == laws.CODES and inputs.DEFAULTS == laws.DEFAULTS
     assert inputs.LINEAR_KINDS == laws.LINEAR_KINDS and inputs.ABSOLUTE == laws.ABSOLUTE
@@ -36,7 +36,7 @@ def test_the_panels_law_names_are_the_engines(eng):
 
 
 def test_controller_laws(eng, mods):
-    from app.inputs import Controller, JointInput
+    from app.sim.inputs import Controller, JointInput
     pend, _ = mods
     m = pend.clone()
     c = Controller(m, eng)
@@ -74,7 +74,7 @@ def test_controller_laws(eng, mods):
 
 
 def test_joint_input_refuses_bad_values():
-    from app.inputs import JointInput
+    from app.sim.inputs import JointInput
     with pytest.raises(ValueError, match="kp"):
         JointInput("torque", "pd", kp=-1.0)
     with pytest.raises(ValueError, match="value"):
@@ -85,7 +85,7 @@ def test_joint_input_refuses_bad_values():
 
 def test_controller_on_a_free_joint_holds_the_pose(eng):
     from engine import catalog
-    from app.inputs import Controller, JointInput
+    from app.sim.inputs import Controller, JointInput
     m = catalog.load_model("spinning_top")
     c = Controller(m, eng)
     q0 = m.neutral()
@@ -98,8 +98,8 @@ def test_controller_on_a_free_joint_holds_the_pose(eng):
 
 # ------------------------------------------------------------------ simulation thread
 def test_worker_streams_every_step_and_follows_wall_clock(eng, mods):
-    from app.simworker import SimWorker
-    from app.recorder import Recorder
+    from app.sim.simworker import SimWorker
+    from app.sim.recorder import Recorder
     pend, _ = mods
     w = SimWorker(eng, pend, q0=np.array([1.0, 0.0])).start()
     rec = Recorder(w.layout)
@@ -122,7 +122,7 @@ def test_worker_streams_every_step_and_follows_wall_clock(eng, mods):
 
 
 def test_worker_speed_and_resync(eng, mods):
-    from app.simworker import SimWorker
+    from app.sim.simworker import SimWorker
     pend, _ = mods
     w = SimWorker(eng, pend, q0=np.array([1.0, 0.0]))
     w.speed = 0.25
@@ -135,8 +135,8 @@ def test_worker_speed_and_resync(eng, mods):
 
 
 def test_worker_divergence_keeps_last_good_state(eng, mods):
-    from app.simworker import SimWorker
-    from app.inputs import JointInput
+    from app.sim.simworker import SimWorker
+    from app.sim.inputs import JointInput
     pend, _ = mods
     w = SimWorker(eng, pend, dt=1e-2, integrator="euler", q0=np.array([1.0, 0.0]), running=False)
     w.start()
@@ -156,7 +156,7 @@ def test_worker_divergence_keeps_last_good_state(eng, mods):
 
 # ------------------------------------------------------------------ mouse
 def test_drag_spring_starts_at_rest_and_is_capped(eng, mods):
-    from app.drag import DragSpring
+    from app.sim.drag import DragSpring
     _, cart = mods
     m = cart.clone()
     q, v = np.zeros(1), np.zeros(1)
@@ -174,7 +174,7 @@ def test_drag_spring_starts_at_rest_and_is_capped(eng, mods):
 
 
 def test_pose_ik_reaches_a_reachable_point(eng, mods):
-    from app.drag import pose_ik, point_jacobian
+    from app.sim.drag import pose_ik, point_jacobian
     pend, _ = mods
     m = pend.clone()
     q = np.array([0.2, 0.3])
@@ -185,8 +185,8 @@ def test_pose_ik_reaches_a_reachable_point(eng, mods):
 
 
 def test_picking(mods, eng):
-    from app.picking import pick
-    from engine.visuals import Shape
+    from app.viewport.picking import pick
+    from engine.multibody.visuals import Shape
     pend, _ = mods
     m = pend.clone()
     fk = eng.forward_kinematics(m, np.zeros(2))
@@ -210,7 +210,7 @@ def test_picking(mods, eng):
 
 # ------------------------------------------------------------------ plots and recording
 def test_decimate_keeps_peaks():
-    from app.plots import decimate
+    from app.plotting.plots import decimate
     t = np.linspace(0, 10, 100_000)
     y = np.sin(t)
     y[54321] = 7.0
@@ -219,7 +219,7 @@ def test_decimate_keeps_peaks():
 
 
 def test_recorder_ring_and_csv(tmp_path, mods):
-    from app.recorder import Recorder, SampleLayout, read_csv
+    from app.sim.recorder import Recorder, SampleLayout, read_csv
     pend, _ = mods
     L = SampleLayout(pend)
     r = Recorder(L, capacity=1000)
@@ -242,7 +242,7 @@ def test_recorder_ring_and_csv(tmp_path, mods):
 
 def test_range_validator():
     from PyQt6.QtGui import QValidator
-    from app.fields import RangeValidator
+    from app.widgets.fields import RangeValidator
     v = RangeValidator(0.0, 10.0)
     st = lambda s: v.validate(s, 0)[0]
     assert st("5") == QValidator.State.Acceptable
@@ -255,8 +255,8 @@ def test_range_validator():
 
 
 def test_worker_that_cannot_keep_up_runs_slower_and_says_so(eng, mods):
-    from app.simworker import SimWorker
-    from app.pacing import BUDGET
+    from app.sim.simworker import SimWorker
+    from app.sim.pacing import BUDGET
     pend, _ = mods
     # 1e-5 s steps at 4x real time would need 400 000 steps per second: impossible here
     w = SimWorker(eng, pend, dt=1e-5, q0=np.array([1.0, 0.0]))
@@ -297,7 +297,7 @@ def test_warm_up_marker(eng, tmp_path, monkeypatch):
 
 def test_worker_survives_a_failing_controller(eng, mods):
     """Whatever goes wrong inside a step, the thread pauses with a message and stays alive."""
-    from app.simworker import SimWorker
+    from app.sim.simworker import SimWorker
     pend, _ = mods
     w = SimWorker(eng, pend, q0=np.array([1.0, 0.0])).start()
 
@@ -318,7 +318,7 @@ def test_worker_survives_a_failing_controller(eng, mods):
 
 # ------------------------------------------------------------------ inertia ellipsoids (whole 6x6)
 def test_inertia_ellipsoid_of_a_rigid_body_is_its_inertia_about_the_centre_of_mass(eng):
-    from app.teachoverlay import inertia_ellipsoid
+    from app.teach.teachoverlay import inertia_ellipsoid
     rng = np.random.default_rng(3)
     for _ in range(5):
         m = rng.uniform(0.5, 5.0)
@@ -331,8 +331,8 @@ def test_inertia_ellipsoid_of_a_rigid_body_is_its_inertia_about_the_centre_of_ma
 
 
 def test_articulated_inertia_ellipsoids_nest_and_pi_is_flat_across_a_revolute_axis(eng):
-    from app.teachoverlay import inertia_ellipsoid
-    from engine.trace import body_quantities
+    from app.teach.teachoverlay import inertia_ellipsoid
+    from engine.teaching.trace import body_quantities
     from engine import catalog
     model = catalog.load_model("planar_3r")
     rng = np.random.default_rng(0)
@@ -373,8 +373,8 @@ def test_engine_import_runs_the_warm_up_in_its_child(eng, tmp_path, monkeypatch)
     assert loader.child.returncode == 0
     assert gui.kernels_warmed_up() is True
     assert loader.loops_ready.wait(120)
-    import engine.simulator
-    assert engine.simulator.compiled_step()
+    import engine.simulation.simulator
+    assert engine.simulation.simulator.compiled_step()
 
 
 def test_a_cold_start_runs_the_python_step_until_the_step_loops_are_compiled(eng, monkeypatch):
@@ -386,7 +386,7 @@ def test_a_cold_start_runs_the_python_step_until_the_step_loops_are_compiled(eng
     import subprocess
     import sys
     import engine.catalog
-    import engine.simulator
+    import engine.simulation.simulator
     import engine.warmup
     from app import gui
     assert gui.PYTHON_STEP_TASKS == engine.warmup.PYTHON_STEP_TASKS
@@ -404,20 +404,20 @@ def test_a_cold_start_runs_the_python_step_until_the_step_loops_are_compiled(eng
     try:
         assert loader.done.wait(60) and loader.error is None
         assert loader.python_step and not loader.loops_ready.is_set()
-        assert not engine.simulator.compiled_step()
+        assert not engine.simulation.simulator.compiled_step()
         assert loader.progress()[:2] == (len(first), len(first))
         calls = []
-        real = engine.stepping.StepLoop.run
-        monkeypatch.setattr(engine.stepping.StepLoop, "run", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+        real = engine.stepping.driver.StepLoop.run
+        monkeypatch.setattr(engine.stepping.driver.StepLoop, "run", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
         sim = engine.Simulator(engine.catalog.load_model("double_pendulum"))
         sim.step(50)
         assert not calls and sim.steps == 50           # the Python step
         assert loader.loops_ready.wait(60)
-        assert engine.simulator.compiled_step()
+        assert engine.simulation.simulator.compiled_step()
         sim.step(50)
         assert calls                                   # the compiled loop
     finally:
-        engine.simulator.set_compiled_step(True)
+        engine.simulation.simulator.set_compiled_step(True)
         if loader.child is not None:
             loader.child.wait(10)
 

@@ -1,4 +1,4 @@
-"""The window's writes are whole or not at all (app/safewrite.py): the plot's CSV, PNG and SVG
+"""The window's writes are whole or not at all (app/sim/safewrite.py): the plot's CSV, PNG and SVG
 exports, the screenshot and videos (MP4, GIF), into a read-only folder and onto a full disk (see
 write_faults.py), from the window (the message names the file and the reason) and from the command
 line (`--record`, `--screenshot`: a non-zero exit naming the path). No temporary file is left behind
@@ -110,7 +110,7 @@ def test_command_line_record_and_screenshot_that_fail_exit_non_zero(full_dir, re
 
 def test_settings_that_can_not_be_written_are_a_notice_naming_the_file(qtbot, engine_mod, bad_dir):  # noqa: F811
     from PyQt6 import QtCore
-    from app.mainwindow import MainWindow
+    from app.window.mainwindow import MainWindow
     before = listing(bad_dir)
     path = str(bad_dir / "settings.ini")
     win = MainWindow(engine_mod, settings=QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat))

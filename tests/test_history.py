@@ -1,4 +1,4 @@
-"""The timeline's history (app/history.py), without Qt: a byte-bounded ring buffer of states that
+"""The timeline's history (app/sim/history.py), without Qt: a byte-bounded ring buffer of states that
 keeps one row per period, wraps around oldest-first, keeps its rows in time order, drops the rows
 after a resumed instant, and writes a CSV that reads back to the same numbers."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.history import History
-from app.recorder import SampleLayout, read_csv
+from app.sim.history import History
+from app.sim.recorder import SampleLayout, read_csv
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def test_a_shipped_model_keeps_at_least_60_s_within_64_mib(name):
     """The window's layout (contact and limit columns included) does not change the row: t, q, v,
     ddq, tau, work, dissipated."""
     from engine.catalog import load_model
-    from app.contactsim import ContactState
+    from app.sim.contactsim import ContactState
     model = load_model(name)
     layout = SampleLayout(model)
     ContactState(model, layout)               # appends the contact and limit columns, as the worker does

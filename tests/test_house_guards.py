@@ -5,7 +5,7 @@ by path or by module name in a string must keep finding what it names after a mo
   against the compiled functions the engine's modules really hold, not against the same regular
   expression.
 - The warm-up's and the window's module lists name modules that exist and hold kernels
-  ("engine.stepping" would import as a package holding none, and the first-step stall would
+  ("engine.stepping.driver" would import as a package holding none, and the first-step stall would
   return without an error).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 
 import engine
 from engine import _jitcache, warmup
-from engine.layout import Kernel
+from engine.kernel.layout import Kernel
 from numba.core.registry import CPUDispatcher
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -69,13 +69,13 @@ def test_the_cache_key_follows_a_moved_or_added_kernel_file(tmp_path):
     copy = tmp_path / "engine"
     shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = {p.relative_to(copy).as_posix() for p in _jitcache.kernel_files(copy)}
-    assert "steploop.py" in before and "algorithms/aba.py" in before
+    assert "stepping/steploop.py" in before and "algorithms/aba.py" in before
     (copy / "stepping_moved").mkdir()
-    (copy / "steploop.py").rename(copy / "stepping_moved" / "steploop.py")
-    (copy / "collide.py").write_text("from engine.layout import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x\n")
+    (copy / "stepping" / "steploop.py").rename(copy / "stepping_moved" / "steploop.py")
+    (copy / "collide.py").write_text("from engine.kernel.layout import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x\n")
     (copy / "notes.py").write_text("# mentions njit in a comment only\nX = 1\n")
     after = {p.relative_to(copy).as_posix() for p in _jitcache.kernel_files(copy)}
-    assert after == (before - {"steploop.py"}) | {"stepping_moved/steploop.py", "collide.py"}
+    assert after == (before - {"stepping/steploop.py"}) | {"stepping_moved/steploop.py", "collide.py"}
 
 
 def _module_kernels(name):

@@ -1,5 +1,5 @@
 """Joint dry friction (issue 31 item 8): URDF ``<dynamics friction>`` / MJCF ``frictionloss`` act as
-set-valued Coulomb friction in the velocity-level step (engine.unilateral, engine.contactkernels),
+set-valued Coulomb friction in the velocity-level step (engine.contact.python_step, engine.contact.kernels),
 a BOX row per coordinate with |impulse| <= f h and target velocity 0, as MuJoCo's frictionloss.
 
 Known answers:
@@ -22,7 +22,7 @@ import pytest
 
 import engine
 from engine import Simulator, catalog
-from engine.urdf import load_urdf_string
+from engine.parsers.urdf import load_urdf_string
 from conftest import compiled_steps
 
 G = 9.81

@@ -5,7 +5,7 @@ loops and runs with its suggested joint modes.
   recommends), both loops close (project_constraints reaches |f| ~ 0) and the constraint Jacobian
   on the passive coordinates (ankle, plantar, toe) is well conditioned: its smallest singular value
   stays well away from 0 (it is a length: at best the 4 cm plantar pin lever);
-- 3 s of rk4 at dt = 1 ms with the suggested modes applied as the app does (app.inputs.Controller,
+- 3 s of rk4 at dt = 1 ms with the suggested modes applied as the app does (app.sim.inputs.Controller,
   acceleration "track target" on the three motors, the others passive) stays finite and closed,
   with bounded rod forces, and reaches the targets.
 """
@@ -18,8 +18,8 @@ import pytest
 
 import engine
 from engine import catalog
-from engine.constraints import constraint_system
-from app.inputs import Controller, JointInput
+from engine.loops.constraints import constraint_system
+from app.sim.inputs import Controller, JointInput
 
 PASSIVE = ("ankle", "plantar", "toe")
 MOTORS = ("hip_pitch", "knee", "toe_motor")
@@ -87,7 +87,7 @@ def test_suggested_modes_run_3s(leg):
     sim = engine.Simulator(model, dt=1e-3, integrator="rk4", q=q0, v=v0)
     ctl = Controller(model, engine)
     ctl.set_inputs({n: JointInput("acceleration", "track", target=x) for n, x in TARGETS.items()}, sim.q)
-    sim.prescribed[:] = ctl.prescribed                     # as app/simworker.py does
+    sim.prescribed[:] = ctl.prescribed                     # as app/sim/simworker.py does
     for n in MOTORS:
         assert sim.mode(n) == "acceleration"
     sim.controller = ctl

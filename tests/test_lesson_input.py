@@ -1,4 +1,4 @@
-"""Lesson files are untrusted input (app/lessons.py ``load_lesson``): a file over 1 MB is refused
+"""Lesson files are untrusted input (app/sim/lessons.py ``load_lesson``): a file over 1 MB is refused
 before it is read, deep nesting, too many values and overlong integers are refused (no
 RecursionError, no ValueError from int()), values outside physical sense are refused by name (|q| >
 1e3, camera distance > 1e4 m, a dt the window does not offer, NaN and infinities); every fault is a
@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from app import lessons as L
+from app.sim import lessons as L
 
 HAS_DISPLAY = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                    or os.environ.get("QT_QPA_PLATFORM", "").startswith("offscreen"))

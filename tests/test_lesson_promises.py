@@ -19,9 +19,9 @@ import pytest
 
 import engine
 from engine.catalog import load_model, initial_state as catalog_state
-from app import lessons as L
+from app.sim import lessons as L
 from app.headless import window_start, apply_lesson_to_simulation, make_simulator
-from app.inputs import JointInput
+from app.sim.inputs import JointInput
 
 LESSONS = {os.path.basename(p)[:2]: p for p in L.shipped_lessons()}
 G = 9.81
@@ -97,7 +97,7 @@ def sine_joints(les):
 
 # ---------------------------------------------------------------------- every lesson
 def _with_ground():
-    from app.contactsim import default_ground
+    from app.sim.contactsim import default_ground
     out = []
     for key, path in sorted(LESSONS.items()):
         les = L.load_lesson(path)

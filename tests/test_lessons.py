@@ -1,4 +1,4 @@
-"""Lesson files (app/lessons.py, no Qt): the shipped lessons load and fit their models; a lesson
+"""Lesson files (app/sim/lessons.py, no Qt): the shipped lessons load and fit their models; a lesson
 saved and read back is equal; bad files give errors naming the file, the key and the fault."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import os
 import numpy as np
 import pytest
 
-from app import lessons as L
-from app.inputs import JointInput
+from app.sim import lessons as L
+from app.sim.inputs import JointInput
 
 
 def _write(tmp_path, d, name="bad.jlab"):
@@ -35,7 +35,7 @@ def catalog():
 
 
 def test_at_least_ten_shipped_lessons_each_set_up_on_its_model(catalog):
-    from app.recorder import SampleLayout
+    from app.sim.recorder import SampleLayout
     paths = L.shipped_lessons()
     assert len(paths) >= 10, paths
     models = set()

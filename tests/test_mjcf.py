@@ -14,7 +14,7 @@ from it.
 
 Velocity mapping: our q is MuJoCo's qpos; v equals qvel except on free joints, where MuJoCo has
 (world linear velocity, body angular velocity) and we have the body twist (angular, linear):
-qvel = T v with T = engine.mjcf.mujoco_velocity_matrix(model, q), qacc = T a + (R (w x v), 0),
+qvel = T v with T = engine.parsers.mjcf.mujoco_velocity_matrix(model, q), qacc = T a + (R (w x v), 0),
 generalized forces tau = T^T qfrc and M = T^T M_mujoco T.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ import pytest
 
 import engine
 from engine import catalog
-from engine.mjcf import mujoco_velocity_matrix, MJCFWarning
+from engine.parsers.mjcf import mujoco_velocity_matrix, MJCFWarning
 
 mujoco = pytest.importorskip("mujoco")
 gymnasium = pytest.importorskip("gymnasium")
@@ -91,7 +91,7 @@ def full_M(m, d):
 
 
 def quat_rot(q):
-    return engine.spatial.quat_to_rot(np.asarray(q, dtype=float))
+    return engine.maths.spatial.quat_to_rot(np.asarray(q, dtype=float))
 
 
 def random_state(model, m, rng):
@@ -271,7 +271,7 @@ def test_equality_constraints_match_mujoco_residuals_and_jacobians(rng):
                               | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS)
     m.opt.jacobian = int(mujoco.mjtJacobian.mjJAC_DENSE)
     d = mujoco.MjData(m)
-    from engine.constraints import Kinematics
+    from engine.loops.constraints import Kinematics
     eq_id = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e): e for e in range(m.neq)}
     for trial in range(4):
         if trial == 0:
@@ -407,7 +407,7 @@ def test_a_urdf_named_xml_still_loads_as_urdf(tmp_path):
     p = tmp_path / "four_bar.xml"
     with open(os.path.join(ROOT, "assets", "four_bar.urdf"), encoding="utf-8") as f:
         p.write_text(f.read(), encoding="utf-8")
-    assert not engine.mjcf.is_mjcf(p) and engine.mjcf.is_mjcf(MODELS["four_bar"])
+    assert not engine.parsers.mjcf.is_mjcf(p) and engine.parsers.mjcf.is_mjcf(MODELS["four_bar"])
     m = catalog.load_model(str(p))
     assert m.name == "four_bar" and m.source == str(p) and len(m.constraints) == 1
 

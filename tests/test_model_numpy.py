@@ -1,14 +1,14 @@
-"""Loading a model compiles nothing (engine.model's numpy twins of engine.spatial's spatial_inertia and
+"""Loading a model compiles nothing (engine.multibody.model's numpy twins of engine.maths.spatial's spatial_inertia and
 Ad(se3_inv(T)), and JointInfo.axis read by the window instead of a Jacobian): the twins give the
 compiled functions' numbers, and JointInfo.axis is the local Jacobian's column of the joint."""
 import numpy as np
 import pytest
 
 import engine
-from engine import model as model_mod
-from engine.spatial import spatial_inertia, Ad, se3_inv
+from engine.multibody import model as model_mod
+from engine.maths.spatial import spatial_inertia, Ad, se3_inv
 from engine.catalog import load_model
-from engine.joints import Revolute, Prismatic, Helical, Spherical
+from engine.maths.joints import Revolute, Prismatic, Helical, Spherical
 from random_trees import random_pair
 
 

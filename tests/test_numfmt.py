@@ -1,4 +1,4 @@
-"""app/numfmt.py: the one number format of the teaching views and readouts."""
+"""app/widgets/numfmt.py: the one number format of the teaching views and readouts."""
 from __future__ import annotations
 
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from app.numfmt import WIDEST, fmt, fmt_all, scale_of
+from app.widgets.numfmt import WIDEST, fmt, fmt_all, scale_of
 
 
 @pytest.mark.parametrize("x, text", [
@@ -68,7 +68,7 @@ def test_step_through_lines_use_the_same_format():
     """The step-through's lines (app/stepthrough.substituted) reformat the numbers the engine wrote
     into them and each result, group by group, without touching subscripts such as T_1."""
     from types import SimpleNamespace
-    from app.stepthrough import substituted
+    from app.teach.stepthrough import substituted
     V = np.array([0.0, 0.5, 1e-34, 0.0, 0.0, -2.0])
     step = SimpleNamespace(equations=(
         ("V_2", "Ad_{T_2⁻¹} V_1 + S_2 q̇_2", "Ad_{T_2⁻¹} (0, 0.5, 1e-34 | 0, 0, -2) + [(0, 1, 0 | 0, 0, 0)] · (0.25)", V),

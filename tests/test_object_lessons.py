@@ -1,7 +1,7 @@
 """The lessons with objects and impacts (issue 31, item 4) do what their notes promise.
 
 15 Newton's cradle, 16 a pendulum striking a ball, 17 an arm pushing a box, 18 a stack of blocks:
-each is run headless as the window builds it (``test_lesson_promises.build``: app.lessons.build_model
+each is run headless as the window builds it (``test_lesson_promises.build``: app.sim.lessons.build_model
 adds the objects through engine.Scene, sets the links' materials, self-collision and the ground) and
 its promise is checked against a known answer: the pairwise Newton impacts of a cradle, the impact
 law of a pendulum and a ball, the weight of a stack, the energy balance of a push. Both the compiled
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import engine
-from app import lessons as L
+from app.sim import lessons as L
 from conftest import compiled_steps
 from test_lesson_promises import build, run, total_energy, lowest_points, G
 
@@ -80,7 +80,7 @@ def test_15_newtons_cradle_keeps_swinging_for_seconds():
 
 # ---------------------------------------------------------------------- 16 a pendulum strikes a ball
 def _ball_world_velocity(model, q, v, joint="ball_free"):
-    from engine.unilateral import _quat_rot
+    from engine.contact.python_step import _quat_rot
     j = model.joint(joint)
     return _quat_rot(q[j.idx_q + 3:j.idx_q + 7]) @ v[j.idx_v + 3:j.idx_v + 6]
 
@@ -187,7 +187,7 @@ def _chain(masses):
 
 
 def test_impact_pass_hands_the_speed_down_a_row_of_equal_balls():
-    from engine.contactkernels import impact_pass
+    from engine.contact.kernels import impact_pass
     J, Minv, W = _chain([0.5] * 5)
     v = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
     vel = J[0::3] @ v
@@ -208,7 +208,7 @@ def test_impact_pass_never_adds_energy(seed):
     """Random masses, restitutions in [0, 1] and velocities: the kinetic energy after the pass is
     the energy before less the returned loss (>= 0), at e = 1 for every contact the same, and no
     contact approaches afterwards faster than RESTITUTION_SPEED."""
-    from engine.contactkernels import impact_pass, RESTITUTION_SPEED
+    from engine.contact.kernels import impact_pass, RESTITUTION_SPEED
     rng = np.random.default_rng(seed)
     masses = rng.uniform(0.1, 5.0, 6)
     J, Minv, W = _chain(masses)
@@ -293,7 +293,7 @@ def test_objects_materials_and_ground_build_the_scene(tmp_path):
     model = L.build_model(les, lambda s, fb: load_model(s, floating_base=fb))
     assert model.body_names == ["upper_arm", "forearm", "can"] and model.joint("can_free").kind == "free"
     assert model.contact_materials[2] == (None, 0.5) and model.contact_materials[3] == (0.2, None)
-    from app.contactsim import default_ground
+    from app.sim.contactsim import default_ground
     assert default_ground(model) is True
     les.to_dict()                                           # round trip through the file
     q = tmp_path / "again.jlab"

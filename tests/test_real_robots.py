@@ -25,8 +25,8 @@ import pytest
 
 import engine
 from engine.catalog import example_robot_data_dir
-from engine import meshes
-from engine.urdf import InertiaError
+from engine.parsers import meshes
+from engine.parsers.urdf import InertiaError
 
 pin = pytest.importorskip("pinocchio")
 

@@ -1,4 +1,4 @@
-"""The kernels run without numba's reference counting (engine/layout.py, "compile options"); only
+"""The kernels run without numba's reference counting (engine/kernel/layout.py, "compile options"); only
 the functions that allocate count references. A mistake in that split shows as a crash (a view
 released once too often: "Fatal Python error: Aborted") or as a leak (an array whose count never
 returns to zero). Every compiled path (dynamics, derivatives, loops, contact and limits, the step
@@ -119,10 +119,10 @@ SCALAR_TUPLES = {"contactkernels._take_polished", "spatial.so3_log_of"}
 
 def _unsafe_returns(path, module):
     """[(function, return expression)] of the functions in `path` compiled without reference
-    counting (engine.layout's njit or kernel without _nrt=True, not inline) whose return could be an array: a
+    counting (engine.kernel.layout's njit or kernel without _nrt=True, not inline) whose return could be an array: a
     subscript or slice, an array method (VIEWS), or a tuple of anything but constants."""
     tree = ast.parse(open(path).read())
-    # the engine's own decorators (engine.layout: NO_REFCOUNT by default); numba's own njit counts
+    # the engine's own decorators (engine.kernel.layout: NO_REFCOUNT by default); numba's own njit counts
     # references (engine/collision uses it), so its functions may return anything
     ours = {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom)
             and (node.module or "").split(".")[-1] == "layout" for a in node.names} & {"njit", "kernel"}

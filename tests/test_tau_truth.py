@@ -7,9 +7,9 @@ external wrenches, less the limit torques, plus the damping the motor overcomes:
 
 Checked against computations that share nothing with the step: ``engine.equation_terms`` (composite
 rigid bodies, the Coriolis matrix, gravity, point Jacobians of the contacts), the recursive
-Newton-Euler algorithm with the contacts turned into body wrenches by ``engine.equation``, hybrid
+Newton-Euler algorithm with the contacts turned into body wrenches by ``engine.teaching.equation``, hybrid
 dynamics with a joint resting on its stop held still (no contact solve at all), and the weight the
-ground carries. Both the Python step and the compiled step (``engine.simulator.set_compiled_step``),
+ground carries. Both the Python step and the compiled step (``engine.simulation.simulator.set_compiled_step``),
 and the CSV of ``jointlab simulate``."""
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ import pytest
 
 import engine
 from engine.catalog import load_model
-from engine.equation import equation_terms, contact_wrenches
-from engine.simulator import set_compiled_step, compiled_step
-from engine.unilateral import ContactStepper
+from engine.teaching.equation import equation_terms, contact_wrenches
+from engine.simulation.simulator import set_compiled_step, compiled_step
+from engine.contact.python_step import ContactStepper
 
 from app.headless import window_start, make_simulator, apply_modes
 
@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture(params=["python", "compiled"])
 def step_kind(request, monkeypatch):
     """Runs the test with the Python step only, then with the compiled step; yields a list whose
-    length counts the compiled unilateral runs (engine.contactkernels.contact_advance calls)."""
+    length counts the compiled unilateral runs (engine.contact.kernels.contact_advance calls)."""
     old = compiled_step()
     set_compiled_step(request.param == "compiled")
     runs = []
@@ -70,7 +70,7 @@ def by_equation_terms(sim):
 
 
 def by_newton_euler(sim):
-    """RNEA with the contacts as body wrenches (engine.equation.contact_wrenches), less the limits
+    """RNEA with the contacts as body wrenches (engine.teaching.equation.contact_wrenches), less the limits
     and the joint friction."""
     m = sim.model
     fe = contact_wrenches(m, sim.q_prev, sim.contacts)
@@ -218,7 +218,7 @@ def test_simulate_csv_tau_is_what_the_recorded_motion_needs(tmp_path):
                         "--no-progress"], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr
     assert "t, q, dq" in r.stdout           # says which state ddq and tau belong to
-    from app.recorder import read_csv
+    from app.sim.recorder import read_csv
     names, data = read_csv(out)
     col = {n: k for k, n in enumerate(names)}
     model = load_model("arm7")
@@ -256,10 +256,10 @@ def test_energy_balance_books_the_motor_work_it_shows(step_kind, law):
 
 
 def test_contact_body_wrenches_agree_with_the_equation_modules(rng):
-    """engine.contact.contact_body_wrenches (the settling's, scalar arithmetic) against
-    engine.equation.contact_wrenches (frame_pose per contact): ground contacts and contacts between
+    """engine.contact.geometry.contact_body_wrenches (the settling's, scalar arithmetic) against
+    engine.teaching.equation.contact_wrenches (frame_pose per contact): ground contacts and contacts between
     two bodies (the other body pushed back), summed per body, at a random pose."""
-    from engine.contact import contact_body_wrenches
+    from engine.contact.geometry import contact_body_wrenches
     model = load_model("humanoid")
     q = model.neutral()
     q[:3] = rng.normal(size=3)

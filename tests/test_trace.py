@@ -1,4 +1,4 @@
-"""The teaching views' engine side: ``engine.trace`` (Tables 2-4 step by step), ``body_quantities``,
+"""The teaching views' engine side: ``engine.teaching.trace`` (Tables 2-4 step by step), ``body_quantities``,
 ``equation_terms`` and the simulator's energy balance.
 
 - The trace's final outputs equal the compiled ``hybrid_dynamics`` (1e-12), its per-body V and F
@@ -19,7 +19,7 @@ import pytest
 
 import engine
 from engine import catalog
-from engine.spatial import Ad, se3_inv
+from engine.maths.spatial import Ad, se3_inv
 from conftest import assert_close, cached_pair
 
 SEEDS = (0, 3, 7, 11)

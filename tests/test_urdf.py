@@ -11,9 +11,9 @@ import pytest
 from conftest import assert_linear_work, lines_executed
 
 import engine
-from engine import meshes
-from engine.spatial import rpy_to_rot
-from engine.urdf import InertiaError, URDFWarning
+from engine.parsers import meshes
+from engine.maths.spatial import rpy_to_rot
+from engine.parsers.urdf import InertiaError, URDFWarning
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "urdf")
 ARM3 = os.path.join(DATA, "arm3.urdf")
@@ -173,7 +173,7 @@ def test_floating_base_with_a_link_named_world():
     """"world" names the ground (in <loop> frames too): a floating robot's root link of that name is
     renamed, with a warning."""
     text = robot(link("world", m=1.0), link("arm"), joint("j", "world", "arm"))
-    with pytest.warns(engine.urdf.URDFWarning, match="link 'world' is not the fixed root.*'world_link'"):
+    with pytest.warns(engine.parsers.urdf.URDFWarning, match="link 'world' is not the fixed root.*'world_link'"):
         model = engine.load_urdf_string(text, floating_base=True)
     assert model.body_names[0] == "world_link" and model.ground_name == "world"
 
@@ -212,7 +212,7 @@ def test_arm3_visuals_collisions_and_materials():
     np.testing.assert_allclose(carriage.color, [0.1, 0.2, 0.8, 1])
     np.testing.assert_allclose(shell.color, [1, 0.5, 0, 1])              # inline colour
     np.testing.assert_allclose(ball.color, [1, 0.5, 0, 1])               # link-level name reused
-    np.testing.assert_allclose(forearm.color, engine.urdf.DEFAULT_COLOR)
+    np.testing.assert_allclose(forearm.color, engine.parsers.urdf.DEFAULT_COLOR)
     assert shell.name == "upper_arm_shell"
     assert (base.radius, base.length, ball.radius) == (0.1, 0.1, 0.04)
     assert base.body == 0 and carriage.body == model.body_index("carriage")
@@ -769,7 +769,7 @@ def test_textures_are_ignored_quietly_and_colours_clipped():
                  '<visual><geometry><box size="1 1 1"/></geometry><material name="hot"><color rgba="2 -1 0.5 1"/>'
                  '</material></visual></link>')
     m = load(text)
-    np.testing.assert_allclose(m.visuals[0].color, engine.urdf.DEFAULT_COLOR)
+    np.testing.assert_allclose(m.visuals[0].color, engine.parsers.urdf.DEFAULT_COLOR)
     np.testing.assert_allclose(m.visuals[1].color, [1, 0, 0.5, 1])
 
 

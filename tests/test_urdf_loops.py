@@ -1,4 +1,4 @@
-"""The <loop> extension of URDF (engine/urdf_loops.py; README "Closed loops in URDF"): every kind
+"""The <loop> extension of URDF (engine/parsers/urdf_loops.py; README "Closed loops in URDF"): every kind
 becomes the right constraint, Pinocchio still loads the files (as the open tree), and every bad loop
 raises ModelError naming the file, the line and the element."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import engine
 from engine import catalog
-from engine.spatial import rpy_to_rot
+from engine.maths.spatial import rpy_to_rot
 from loop_models import LINKAGES
 
 pin = pytest.importorskip("pinocchio")

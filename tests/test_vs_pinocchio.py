@@ -278,9 +278,9 @@ def test_rotation_near_pi():
             axis /= np.linalg.norm(axis)
             w = (np.pi - eps) * axis
             q0 = model.neutral()
-            q0[0:4] = engine.spatial.quat_exp(rng.normal(size=3))
+            q0[0:4] = engine.maths.spatial.quat_exp(rng.normal(size=3))
             q0[4:7] = rng.normal(size=3)
-            q0[7:11] = engine.spatial.quat_exp(rng.normal(size=3))
+            q0[7:11] = engine.maths.spatial.quat_exp(rng.normal(size=3))
             dv = np.concatenate((w, w, rng.normal(size=3)))
             q1 = engine.integrate(model, q0, dv)
             d = engine.difference(model, q0, q1)

@@ -94,7 +94,7 @@ def test_warm_up_runs_as_a_module():
 PREPARE = r"""
 import sys
 import engine.warmup
-from engine.layout import Kernel
+from engine.kernel.layout import Kernel
 from app import gui
 assert gui.ENGINE_MODULES == engine.warmup.APP_MODULES, "app/gui.py's progress list differs from the engine's"
 assert gui.PYTHON_STEP_TASKS == engine.warmup.PYTHON_STEP_TASKS, "app/gui.py's Python-step list differs"
@@ -143,7 +143,7 @@ def lazily_typed():
     out = {}
     for name in engine.warmup.SIMULATION_MODULES:
         for k, obj in vars(importlib.import_module(name)).items():
-            if isinstance(obj, CPUDispatcher) and not isinstance(obj, engine.layout.Kernel):
+            if isinstance(obj, CPUDispatcher) and not isinstance(obj, engine.kernel.layout.Kernel):
                 out[name + "." + k] = obj
     return out
 
@@ -152,7 +152,7 @@ with install_recorder("numba:compile") as rec:
     n = engine.warmup.load_cached()
 assert n >= 2 and not rec.buffer, (n, len(rec.buffer))
 loaded = {k: len(d.signatures) for k, d in lazily_typed().items()}
-assert loaded["engine.stepping.advance_limited"] >= 1 and loaded["engine.unilateral.contact_advance"] >= 1, loaded
+assert loaded["engine.stepping.driver.advance_limited"] >= 1 and loaded["engine.contact.python_step.contact_advance"] >= 1, loaded
 # a session with joint limits and the ground: its first step and its contacts find them loaded
 hum = load_model("humanoid")
 sim = engine.Simulator(hum, ground=engine.Ground(), joint_limits=True)
@@ -180,12 +180,12 @@ def test_load_cached_loads_the_lazily_typed_simulation_kernels_without_compiling
 SCHEDULE = r"""
 import engine.warmup as w
 order = []
-cpu = w.parallel(2, tasks={"engine.poses": ("engine.algorithms.kinematics",), "engine.algorithms.kinematics": (),
+cpu = w.parallel(2, tasks={"engine.algorithms.poses": ("engine.algorithms.kinematics",), "engine.algorithms.kinematics": (),
                            "engine.algorithms.frames": ()}, on_done=order.append)
-assert order.index("engine.algorithms.kinematics") < order.index("engine.poses"), order
+assert order.index("engine.algorithms.kinematics") < order.index("engine.algorithms.poses"), order
 assert sorted(cpu) == sorted(order) and len(order) == 3
 for tasks, expect in (({"engine.no_such_module": ()}, "No module named"),
-                      ({"engine.poses": ("engine.algorithms.frames",), "engine.algorithms.frames": ("engine.poses",)},
+                      ({"engine.algorithms.poses": ("engine.algorithms.frames",), "engine.algorithms.frames": ("engine.algorithms.poses",)},
                        "wait on each other")):
     try:
         w.parallel(2, tasks=tasks)

@@ -1,4 +1,4 @@
-"""Every write is whole or not at all (app/safewrite.py): lessons and `jointlab simulate --csv`
+"""Every write is whole or not at all (app/sim/safewrite.py): lessons and `jointlab simulate --csv`
 written into a read-only folder, onto a full disk (a small tmpfs filled up, or a writer whose
 write raises ENOSPC) and through a writer that fails silently. Each failure names the path and the
 reason, leaves no temporary file, and leaves the old file as it was. The window's writes (plot
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from app import lessons as L
-from app.safewrite import WriteError, atomic_write, csv_rows, svg_drawing
+from app.sim import lessons as L
+from app.sim.safewrite import WriteError, atomic_write, csv_rows, svg_drawing
 from write_faults import OLD, assert_untouched, full_dir, listing, readonly_dir  # noqa: F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

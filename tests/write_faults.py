@@ -1,4 +1,4 @@
-"""Folders where writing fails, for the tests of app/safewrite.py's users (no tests here).
+"""Folders where writing fails, for the tests of app/sim/safewrite.py's users (no tests here).
 
 ``readonly_dir``: a folder holding an old file ``old.*`` where no new file can be made. Not root: the
 folder's write permission is taken away; root (where permissions block nothing): a small tmpfs

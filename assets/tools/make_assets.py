@@ -500,7 +500,7 @@ torso, head, upper arms, forearms, hands) is also its collision shape.
 # Planar linkages move in the x-z plane; their joints turn about -y, so joint angles are
 # counter-clockwise as seen from the front (from -y, x to the right, z up) and a bar along its link's
 # x axis at absolute angle phi points along (cos phi, 0, sin phi). Each loop is cut at one pin and
-# closed by a <loop> (engine/urdf_loops.py); the initial configurations are solved here so that they
+# closed by a <loop> (engine/parsers/urdf_loops.py); the initial configurations are solved here so that they
 # satisfy the loops (and the initial velocities the loops' velocity constraints).
 AXIS_CCW = (0, -1, 0)
 PLANE = [(1, 0, 0), (0, 0, 1)]         # the in-plane world directions of a planar closure

@@ -160,7 +160,7 @@ class Link:
 
 @dataclass
 class Loop:
-    """A JointLab <loop> closure (engine/urdf_loops.py): `kind` and its elements, each a
+    """A JointLab <loop> closure (engine/parsers/urdf_loops.py): `kind` and its elements, each a
     (tag, {attribute: value}) pair written in order."""
     name: str
     kind: str

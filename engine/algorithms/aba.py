@@ -18,10 +18,11 @@ All twists and wrenches are in the body frame {i}.
 """
 from __future__ import annotations
 
-from ..layout import njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS, OK
-from .common import (check_vec, check_result, velocity_pass_body, spd_inverse, inertia_scale, to_child,
-                     wrench_to_parent_add, inertia_to_parent_add)
-from ..spatial import ad_dual_sub, mat6_vec
+from engine.kernel.layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, STATUS,
+                                  OK)
+from engine.algorithms.common import (check_vec, check_result, velocity_pass_body, spd_inverse, inertia_scale,
+                                      to_child, wrench_to_parent_add, inertia_to_parent_add)
+from engine.maths.spatial import ad_dual_sub, mat6_vec
 
 
 @njit(cache=True, inline="always")

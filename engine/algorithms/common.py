@@ -17,16 +17,16 @@ the cold compile of every kernel near a minute instead of several. A pass used b
 (rnea_passes, crba_passes) is inlined: it costs no extra compile time there.
 
 The kernels' argument types, status codes and the ``kernel`` decorator are the calling convention,
-``engine/layout.py``.
+``engine/kernel/layout.py``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..joints import joint_calc
-from ..layout import njit, OK, OVERFLOW, ARG, BAD_LENGTH, NOT_FINITE
-from ..spatial import (axis_plane, Ad_inv_into, Ad_inv_axis_into, Ad_inv_dual_add, Ad_inv_dual_axis_add,
-                       ad_into, congruence_add_blocks, congruence_axis_add)
+from engine.maths.joints import joint_calc
+from engine.kernel.layout import njit, OK, OVERFLOW, ARG, BAD_LENGTH, NOT_FINITE
+from engine.maths.spatial import (axis_plane, Ad_inv_into, Ad_inv_axis_into, Ad_inv_dual_add,
+                                  Ad_inv_dual_axis_add, ad_into, congruence_add_blocks, congruence_axis_add)
 
 
 

@@ -21,10 +21,10 @@ entries of each joint's columns against its ancestors'): O(n d) for a tree of de
 from __future__ import annotations
 
 
-from ..layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK, ARR3_T,
-                      ARR4_T)
-from .common import check_vec, joint_pose, set_identity_pose, world_pose_body
-from ..spatial import rigid_inertia_to_parent, Ad_column_into, inertia_ad_into, hbar_sub, mat6_vec
+from engine.kernel.layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS,
+                                  OK, ARR3_T, ARR4_T)
+from engine.algorithms.common import check_vec, joint_pose, set_identity_pose, world_pose_body
+from engine.maths.spatial import rigid_inertia_to_parent, Ad_column_into, inertia_ad_into, hbar_sub, mat6_vec
 
 
 

@@ -11,9 +11,10 @@ transforms up the tree: one dot product per ancestor.
 """
 from __future__ import annotations
 
-from ..layout import njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
-from .common import check_vec, joint_pose, world_pose_body, set_identity_pose
-from ..spatial import rigid_inertia_to_parent, Ad_column_into
+from engine.kernel.layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T,
+                                  STATUS, OK)
+from engine.algorithms.common import check_vec, joint_pose, world_pose_body, set_identity_pose
+from engine.maths.spatial import rigid_inertia_to_parent, Ad_column_into
 
 
 @njit(cache=True, inline="always")

@@ -1,5 +1,5 @@
 """World-frame kinematics of one frame attached to a body, for the loop constraints
-(engine/constraints.py): in one compiled call, what every closure reads.
+(engine/loops/constraints.py): in one compiled call, what every closure reads.
 
 For the frame F with placement P = (Rp, c) in body k (0 = the ground), with (R_k, p_k) the world pose
 of body k, V_k = (w, u) its body twist and dV_k = (dw, du) its bias acceleration (Table 2's forward
@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from numba import types
 
-from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
-from .common import check_state, bias_pass
+from engine.kernel.layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS,
+                                  OK)
+from engine.algorithms.common import check_state, bias_pass
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, VEC_T, types.int64, MAT_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T, STATUS, OK, ARG,
-                      BAD_LENGTH, NOT_FINITE, SPLIT_JOINT)
-from .common import check_vec, check_result, to_child
-from .aba import (articulated_first_pass, articulated_backward_torque, articulated_forward_torque,
-                  articulated_transfer)
-from ..spatial import mat6_vec
+from engine.kernel.layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, BOOL_T,
+                                  STATUS, OK, ARG, BAD_LENGTH, NOT_FINITE, SPLIT_JOINT)
+from engine.algorithms.common import check_vec, check_result, to_child
+from engine.algorithms.aba import (articulated_first_pass, articulated_backward_torque,
+                                   articulated_forward_torque, articulated_transfer)
+from engine.maths.spatial import mat6_vec
 
 
 @njit(cache=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from numba import types
 
-from ..layout import njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, STATUS, OK
-from .common import (check_vec, check_result, check_state, joint_pose, velocity_pass_body, world_pose_body,
-                     set_identity_pose, bias_pass)
-from ..spatial import mat6_vec
+from engine.kernel.layout import (njit, MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T,
+                                  STATUS, OK)
+from engine.algorithms.common import (check_vec, check_result, check_state, joint_pose, velocity_pass_body,
+                                      world_pose_body, set_identity_pose, bias_pass)
+from engine.maths.spatial import mat6_vec
 
 
 @njit(cache=True)

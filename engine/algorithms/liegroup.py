@@ -1,13 +1,13 @@
 """Configuration-space operations on the joints' Lie groups: q (+) dv and q1 (-) q0, joint by joint
-(``engine.joints.joint_integrate`` / ``joint_difference``), renormalisation of quaternions, the
+(``engine.maths.joints.joint_integrate`` / ``joint_difference``), renormalisation of quaternions, the
 inverse differential of the exponential used by the Runge-Kutta-Munthe-Kaas step, and the
 simulator's bound check on a state."""
 from __future__ import annotations
 
-from ..layout import MODEL_DTYPE, kernel, FASTMATH, MODEL_T, VEC_T, STATUS, OK
-from .common import check_vec
-from ..joints import joint_integrate, joint_difference, SPHERICAL, FREE, PLANAR
-from ..spatial import ad_into
+from engine.kernel.layout import MODEL_DTYPE, kernel, FASTMATH, MODEL_T, VEC_T, STATUS, OK
+from engine.algorithms.common import check_vec
+from engine.maths.joints import joint_integrate, joint_difference, SPHERICAL, FREE, PLANAR
+from engine.maths.spatial import ad_into
 
 LIMIT = 1e10   # a state entry beyond this is treated as divergence
 

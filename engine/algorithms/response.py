@@ -11,9 +11,11 @@ dynamics needs.
 from __future__ import annotations
 
 
-from ..layout import MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T, STATUS, OK
-from .common import check_vec, joint_pose, to_child, wrench_to_parent_add, inertia_to_parent_add
-from .aba import joint_space_inertia, articulated_inertia
+from engine.kernel.layout import (MODEL_DTYPE, WS_DTYPE, kernel, FASTMATH, MODEL_T, WS_T, VEC_T, MAT_T, BOOL_T,
+                                  STATUS, OK)
+from engine.algorithms.common import (check_vec, joint_pose, to_child, wrench_to_parent_add,
+                                      inertia_to_parent_add)
+from engine.algorithms.aba import joint_space_inertia, articulated_inertia
 
 
 @kernel(STATUS(MODEL_T, WS_T, VEC_T, BOOL_T, MAT_T, MAT_T), cache=True, fastmath=FASTMATH)

@@ -20,10 +20,10 @@ to rounding on polytopes; with a cylinder or capsule the normal and witnesses ar
 (measured 8e-6), and for curved shapes nearly touching (under ~1 cm) the GJK normal is only as good
 as sqrt(2 (|v| - d) / d), as coal's is, while the distance stays exact.
 """
-from .api import (Shape, Sphere, Box, Capsule, Cylinder, Convex, Distance, Manifold, distance,
-                  contacts, aabb)
-from .broad import BroadPhase, sweep_and_prune, PairFilter
-from .srdf import disabled_pairs
+from engine.collision.api import (Shape, Sphere, Box, Capsule, Cylinder, Convex, Distance, Manifold, distance,
+                                  contacts, aabb)
+from engine.collision.broad import BroadPhase, sweep_and_prune, PairFilter
+from engine.collision.srdf import disabled_pairs
 
 __all__ = ["Shape", "Sphere", "Box", "Capsule", "Cylinder", "Convex", "Distance", "Manifold",
            "distance", "contacts", "aabb", "BroadPhase", "sweep_and_prune", "PairFilter",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shapes import dot3
+from engine.collision.shapes import dot3
 
 
 @njit(cache=True)

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .shapes import SPHERE, BOX, CAPSULE, CYLINDER, CONVEX, KIND_NAMES, aabb as _aabb
-from .narrow import pair_distance
+from engine.collision.shapes import SPHERE, BOX, CAPSULE, CYLINDER, CONVEX, KIND_NAMES, aabb as _aabb
+from engine.collision.narrow import pair_distance
 
 _NO_VERTS = np.zeros((0, 3))
 STATUS = {0: "ok", 1: "iteration limit reached (best estimate)", 2: "degenerate shapes (EPA failed)"}
@@ -144,7 +144,7 @@ class Manifold:
 
 def contacts(shape_a, pose_a, shape_b, pose_b, margin=0.0):
     """The contact manifold: empty when the shapes are farther apart than `margin`."""
-    from .manifold import pair_manifold
+    from engine.collision.manifold import pair_manifold
     a = _shape(shape_a, "shape_a")
     b = _shape(shape_b, "shape_b")
     RA, pA = _pose(pose_a, "shape_a")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shapes import aabb as _aabb
+from engine.collision.shapes import aabb as _aabb
 
 
 @njit(cache=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shapes import dot3
-from .gjk import _support_pair, EPA_MAX_VERTS, EPA_MAX_FACES, EPA_TOL
+from engine.collision.shapes import dot3
+from engine.collision.gjk import _support_pair, EPA_MAX_VERTS, EPA_MAX_FACES, EPA_TOL
 
 
 @njit(cache=True)

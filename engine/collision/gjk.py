@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shapes import core_support, dot3, cross3
+from engine.collision.shapes import core_support, dot3, cross3
 
 GJK_MAX_ITER = 128
 GJK_REL_TOL = 1e-14     # stop when |v|^2 - v.w <= tol |v|^2: the distance is then exact to ~tol |v|

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shapes import SPHERE, BOX, CAPSULE, CYLINDER, rot_t_times, pose_point
-from .narrow import pair_distance
+from engine.collision.shapes import SPHERE, BOX, CAPSULE, CYLINDER, rot_t_times, pose_point
+from engine.collision.narrow import pair_distance
 
 FEATURE_SIN = 0.02      # directions within ~1.15 degrees of a face normal touch with the whole face
 MAX_FEATURE = 16

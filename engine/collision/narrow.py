@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shapes import SPHERE, BOX, CAPSULE, CYLINDER, core_radius
-from .analytic import (sphere_sphere, sphere_box, sphere_capsule, sphere_cylinder, capsule_capsule,
-                       capsule_ends, segment_box_distance, finish_cores, add_radii)
-from .sat import box_box_sat
-from .gjk import gjk
-from .epa import epa
+from engine.collision.shapes import SPHERE, BOX, CAPSULE, CYLINDER, core_radius
+from engine.collision.analytic import (sphere_sphere, sphere_box, sphere_capsule, sphere_cylinder,
+                                       capsule_capsule, capsule_ends, segment_box_distance, finish_cores,
+                                       add_radii)
+from engine.collision.sat import box_box_sat
+from engine.collision.gjk import gjk
+from engine.collision.epa import epa
 
 
 @njit(cache=True)

@@ -1,5 +1,5 @@
 """Body-body contact candidates for the contact step (compiled; the Python step and
-engine.contactkernels both call ``pair_contacts``, so they see the same contacts in the same order).
+engine.contact.kernels both call ``pair_contacts``, so they see the same contacts in the same order).
 
 A model's collision shapes on movable bodies, as plain arrays (``pair_geometry``):
     kinds (ns,), sizes (ns, 3), verts (V, 3), vstart (ns,), vcount (ns,)   the shapes (shapes.py)
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .broad import shape_boxes, sweep_and_prune_kernel
-from .manifold import pair_manifold
+from engine.collision.broad import shape_boxes, sweep_and_prune_kernel
+from engine.collision.manifold import pair_manifold
 
 POINTS_PER_PAIR = 4
 

@@ -2,7 +2,7 @@
 (views, row) and those it must pass (the rest)."""
 import numpy as np
 
-from engine.layout import njit
+from engine.kernel.layout import njit
 
 
 @njit(cache=True)

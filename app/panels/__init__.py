@@ -1,0 +1,1 @@
+"""Side panels: joints, closed-loop constraints, contact."""

@@ -1,0 +1,1 @@
+"""The live plots and their style."""

@@ -1,0 +1,1 @@
+"""Small Qt building blocks: number fields, number formatting, menu actions."""

@@ -1,0 +1,1 @@
+"""The main window and what frames it: menus, status bar, gallery, timeline, video recording."""

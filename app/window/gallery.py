@@ -1,0 +1,183 @@
+"""The model gallery: the shipped models (with what each demonstrates and suggested joint modes),
+then example-robot-data's robots and the MJCF models of Gymnasium and dm_control when those
+packages are installed (``engine.catalog.list_models``).
+
+Entries are dicts; ``kind`` says what choosing one opens: "model" (the default; ``chosen`` carries
+its name) or another kind such as "lesson" (``entryChosen`` carries every chosen entry, whatever
+its kind). Before the engine is imported (its kernels may be compiling) the window fills the list
+from ``assets/models.json`` alone (``shipped_entries``), so it can be browsed meanwhile."""
+from __future__ import annotations
+
+import copy
+import html
+import json
+from pathlib import Path
+
+from PyQt6 import QtCore, QtWidgets
+
+ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"     # as engine.catalog.ASSETS_DIR
+SOURCE_TITLES = {"assets": "— shipped models —", "builtin": "— built in code —",
+                 "example-robot-data": "— example-robot-data —",
+                 "gymnasium": "— Gymnasium (MuJoCo MJCF) —",
+                 "dm_control": "— dm_control suite (MJCF) —",
+                 "lessons": "— lessons —"}
+ROLE_NAME = QtCore.Qt.ItemDataRole.UserRole
+
+
+def shipped_entries(assets_dir=ASSETS_DIR):
+    """The shipped models as ``engine.catalog.list_models`` lists them, read from models.json
+    without importing the engine (an unreadable file gives an empty list: the full list follows
+    once the engine is there)."""
+    try:
+        with open(Path(assets_dir) / "models.json", encoding="utf-8") as f:
+            table = json.load(f)
+    except (OSError, ValueError):
+        return []
+    out = []
+    for name, entry in table.items():
+        d = {"name": name, "source": "assets", "path": str(Path(assets_dir) / entry.get("file", ""))}
+        d.update(copy.deepcopy(entry))
+        out.append(d)
+    return out
+
+
+class Gallery(QtWidgets.QWidget):
+    chosen = QtCore.pyqtSignal(str)          # model name (entries of kind "model")
+    entryChosen = QtCore.pyqtSignal(object)  # the chosen entry (dict), any kind
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        self.filter = QtWidgets.QLineEdit()
+        self.filter.setPlaceholderText("filter models…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._filter)
+        lay.addWidget(self.filter)
+        self.list = QtWidgets.QListWidget()
+        # long titles wrap onto a second line instead of being cut (no horizontal scrolling)
+        self.list.setWordWrap(True)
+        self.list.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
+        self.list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
+        self.list.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list.itemActivated.connect(self._activate)
+        self.list.currentItemChanged.connect(self._describe)
+        lay.addWidget(self.list, 2)
+        self.text = QtWidgets.QTextBrowser()
+        self.text.setOpenExternalLinks(False)
+        lay.addWidget(self.text, 1)
+        self.open_button = btn = QtWidgets.QPushButton("Open selected model")
+        btn.setObjectName("open_selected")
+        btn.clicked.connect(self._open_current)
+        lay.addWidget(btn)
+        self.entries = {}
+
+    def set_models(self, entries):
+        """entries: engine.catalog.list_models() dicts (or ``shipped_entries()``), optionally with
+        "kind" ("model" when missing) and "notes" (shown under the description). The selection
+        and the filter text are kept when the entry is still listed."""
+        current = self.list.currentItem()
+        keep = current.data(ROLE_NAME) if current is not None else None
+        self.list.blockSignals(True)
+        self.list.clear()
+        self.entries = {}
+        last_source = None
+        for e in entries:
+            name = e["name"]
+            self.entries[name] = e
+            src = e.get("source", "")
+            if src != last_source:
+                head = QtWidgets.QListWidgetItem(SOURCE_TITLES.get(src, f"— {src} —" if src else "—"))
+                head.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
+                self.list.addItem(head)
+                last_source = src
+            title = e.get("title") or name
+            it = QtWidgets.QListWidgetItem(title)
+            it.setData(ROLE_NAME, name)
+            tip = e.get("demonstrates") or e.get("notes") or e.get("path") or ""
+            it.setToolTip(f"{title}\n({name})" + (f"\n\n{tip}" if tip else ""))
+            self.list.addItem(it)
+        self.list.blockSignals(False)
+        self._filter(self.filter.text())
+        if keep is not None and keep in self.entries:
+            self.select(keep)
+
+    def entry(self, name):
+        return self.entries.get(name)
+
+    def _filter(self, text):
+        t = text.lower()
+        for i in range(self.list.count()):
+            it = self.list.item(i)
+            name = it.data(ROLE_NAME)
+            if name is None:
+                it.setHidden(bool(t))
+            else:
+                it.setHidden(bool(t) and t not in it.text().lower() and t not in name.lower())
+
+    def _describe(self, it, _prev=None):
+        if it is None:
+            return
+        name = it.data(ROLE_NAME)
+        e = self.entries.get(name)
+        if e is None:
+            return
+        self._show_entry(name, e)
+
+    def _show_entry(self, name, e):
+        kind = e.get("kind", "model")
+        self.open_button.setText("Open selected lesson" if kind == "lesson" else "Open selected model")
+        parts = [f"<h3>{html.escape(e.get('title') or name)}</h3>"]
+        if e.get("kind") == "lesson":      # a lesson (app/sim/lessons.py): its notes for the teacher
+            parts += [f"<p>{html.escape(p)}</p>" for p in (e.get("notes") or "").split("\n\n") if p.strip()]
+            parts.append(f"<p><i>model: {html.escape(str(e.get('model')))}</i></p>")
+            self.text.setHtml("".join(parts))
+            return
+        for key, label in (("demonstrates", "Shows"), ("suggested_modes", "Try")):
+            if e.get(key):
+                parts.append(f"<p><b>{label}:</b> {html.escape(str(e[key]))}</p>")
+        if e.get("notes"):
+            parts.append("".join(f"<p>{html.escape(p)}</p>" for p in str(e["notes"]).split("\n\n")))
+        facts = []
+        if e.get("dof") is not None:
+            facts.append(f"{e['dof']} velocity coordinates")
+        if e.get("mass") is not None:
+            facts.append(f"{e['mass']:g} kg")
+        if kind == "model" or "floating_base" in e:
+            facts.append("floating base" if e.get("floating_base") else "fixed base")
+        if facts:
+            parts.append(f"<p><i>{html.escape(', '.join(facts))}</i></p>")
+        if e.get("path"):
+            parts.append(f"<p><small>{html.escape(str(e['path']))}</small></p>")
+        self.text.setHtml("".join(parts))
+
+    def _activate(self, it):
+        name = it.data(ROLE_NAME) if it is not None else None
+        e = self.entries.get(name)
+        if e is None:
+            return
+        self.entryChosen.emit(e)
+        if e.get("kind", "model") == "model":
+            self.chosen.emit(name)
+
+    def _open_current(self):
+        self._activate(self.list.currentItem())
+
+    def select(self, name, fallback=None):
+        """Select and describe the entry `name`. Not listed (a model opened from a file): no
+        selection, and the entry-like dict `fallback` (title, notes, dof, mass, path) is described
+        instead, so the panel does not stay blank or keep describing another model."""
+        for i in range(self.list.count()):
+            it = self.list.item(i)
+            if it.data(ROLE_NAME) == name:
+                self.list.blockSignals(True)
+                self.list.setCurrentItem(it)
+                self.list.blockSignals(False)
+                self._describe(it)
+                return
+        if fallback is not None:
+            self.list.blockSignals(True)
+            self.list.setCurrentItem(None)
+            self.list.blockSignals(False)
+            self._show_entry(name, fallback)

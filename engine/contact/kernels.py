@@ -1,0 +1,1613 @@
+"""The compiled unilateral step: ground contact with Coulomb friction and joint limits, n steps in
+one compiled call (``contact_advance``), as ``engine.contact.python_step`` describes the method.
+
+One step from (t, q, v):
+    candidates: support points of the collision shapes within CONTACT_MARGIN of the ground (at most
+        MAX_POINTS_PER_SHAPE + 1 per shape: the deepest and the extremes along eight directions of
+        the plane), then the contacts between bodies within CONTACT_MARGIN (engine.collision.pairs:
+        broad phase, each candidate pair's manifold; normal per contact, both bodies in its rows,
+        friction and restitution the mean of the two bodies' values), limits within
+        LIMIT_MARGIN + 2 h |v|;
+    none: the chosen integrator's step (``steploop.advance_limited``; without a ground it runs on
+        until a limit comes near); a step that would end through the ground or past a limit is
+        redone as a unilateral step with margins widened for the motion of the step;
+    else: a_free = hybrid dynamics (damping, f_ext), v_free = v + h a_free (free roots: in their
+        body frame at the start held fixed, where the origin accelerates by dv + w x v);
+        rows J (contact n, t1, t2 per point: point velocity along them; limits +-e_i); targets:
+        -d/h for a gap d, and with restitution e a bounce on the speed at which a contact reached
+        the ground in the step before (kept in warm_lam's fourth column, ``bounce_speed``);
+        Delassus W = J_f M_ff^-1 J_f^T over the torque-given coordinates f (M from CRBA, one
+        Cholesky factor L: Y = L^-1 J_f^T, W = Y^T Y, G_f = L^-T Y; prescribed coordinates do not
+        respond, their motors supply the difference), r = J v_free - target;
+        the warm start's active set polished (least squares) and taken when exact and admissible;
+        otherwise projected Gauss-Seidel with the exact friction disk, warm started, then its
+        active set polished, taken when admissible;
+        v+ = v_free + G lam, q+ = q (+) h v+ (free roots translate along their world velocity);
+        penetration beyond PENETRATION_SLOP projected out on q only.
+Reported per call: the last step's contacts (body, point, force, penetration), limit torques and
+solve (rows, sweeps, polished, residual), and over the run the contact steps, worst sweeps and
+worst residual.
+
+Closed loops (engine.loops.kernels): the smooth part is their constrained dynamics, their rows A dv = 0
+join the solve as bilateral rows, and drift past the tolerance is projected away after the step
+(steploop.close_loops), as in the smooth step loop.
+
+The scalar arithmetic follows engine/contact/python_step.py's Python step line by line (that path remains
+for Pfaffian constraints and Python controllers).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.kernel.layout import (njit, MODEL_DTYPE, WS_DTYPE, OK, DIVERGED, UNILATERAL_STEP, PYTHON_STEP,
+                                  SINGULAR)
+from engine.algorithms.kinematics import forward_kinematics, body_jacobian
+from engine.algorithms.crba import crba
+from engine.algorithms.liegroup import integrate
+from engine.loops.kernels import rows_into, loop_work_size, loop_views
+from engine.collision.pairs import pair_contacts
+from engine.stepping.steploop import (advance_limited, close_loops, _stage, _powers, _laws, _law_flags,
+                                      _static_reference, _bounded, LIMIT_MARGIN)
+
+BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
+BOX = 4                         # a joint's dry friction: c = 0 while |lam| < mu[i] (the row's bound, f h), else at it
+PGS_MAX_ITER = 200
+PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
+CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
+PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after the step
+POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
+RESTITUTION_SPEED = 0.05        # m/s: slower impacts are inelastic (resting contact does not chatter)
+MAX_POINTS_PER_SHAPE = 8
+RIM_FLAT_COS2 = 0.75            # a cylinder's rim points touch only while its axis is within 30 deg of the normal
+
+# integer statistics (istats) and float statistics (fstats) of contact_advance
+I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON = range(6)
+F_RESIDUAL, F_WORST = range(2)
+
+
+# ------------------------------------------------------------------ restitution
+@njit(cache=True)
+def bounce_speed(e, speed, pull, h):
+    """Target normal velocity at the end of the step in which a contact bounces: Newton's law
+    (e times the speed at which it reached the ground) taken on the energy of the step. The
+    semi-implicit step moves the point by h w against the free acceleration ``pull`` (>= 0, into the
+    ground: gravity) that acts over the whole step, so it leaves the step with 1/2 w^2 + pull h w;
+    w solves 1/2 w^2 + pull h w = 1/2 (e speed)^2: a ballistic flight from there reaches the apex of
+    a bounce at e speed, whatever h (w = e speed - pull h + O(h^2) for small h)."""
+    ph = pull * h
+    es = e * speed
+    return es * es / (math.sqrt(ph * ph + es * es) + ph)
+
+
+@njit(cache=True)
+def impact_pass(W, vel, gap, e, h, imp):
+    """Sequential impacts between bodies (Newton's cradle): a chain of touching contacts passes an
+    impact on one pair at a time, as the impulse travels, instead of sharing it in one simultaneous
+    solve (which sends the struck row of balls off together). ``vel`` (nc): the contacts' normal
+    velocities (row 3k of W is contact k's normal row); ``gap`` their signed distances; ``e`` their
+    restitution (0: not in the pass: a ground contact, a dead row, an inelastic pair). Repeatedly
+    the contact approaching fastest among those that touch or close their gap in this step
+    (gap + h vel <= 0) faster than RESTITUTION_SPEED gets the pairwise Newton impulse
+    p = -(1 + e) vel / W_kk on its normal row alone: its own normal velocity becomes -e times its
+    own velocity just before, the others change by W[:, k] p (the struck neighbour now approaches
+    the next ball, which gets the next impulse), until no contact approaches (at most 50 nc
+    impulses). ``imp`` (nc) receives each contact's summed impulse, ``vel`` the velocities after.
+    Each impulse changes the kinetic energy by -(1 - e^2) vel^2 / (2 W_kk): none at e = 1, a loss
+    for e < 1; returns the summed loss (>= 0)."""
+    nc = vel.shape[0]
+    loss = 0.0
+    for k in range(nc):
+        imp[k] = 0.0
+    for it in range(50 * nc):
+        best = -1
+        worst = -RESTITUTION_SPEED
+        for k in range(nc):
+            if e[k] <= 0.0 or W[3 * k, 3 * k] <= 0.0:
+                continue
+            u = vel[k]
+            if u < worst and gap[k] + h * u <= 0.0:
+                worst = u
+                best = k
+        if best < 0:
+            break
+        k = best
+        u = vel[k]
+        p = -(1.0 + e[k]) * u / W[3 * k, 3 * k]
+        imp[k] += p
+        loss += 0.5 * p * u * (e[k] - 1.0)           # -p (u + u') / 2 with u' = -e u
+        for j in range(nc):
+            vel[j] += W[3 * j, 3 * k] * p
+    return loss
+
+# ------------------------------------------------------------------ the solver
+@njit(cache=True)
+def pgs(W, r, kind, mu, lam, max_iter, tol):
+    """Projected Gauss-Seidel on c = W lam + r: bilateral rows c = 0; unilateral rows
+    0 <= lam _|_ c >= 0; NORMAL rows are followed by two tangent rows with the Coulomb disk
+    |lam_t| <= mu lam_n; BOX rows (a joint's dry friction) |lam| <= mu[i] with c = 0 inside the
+    box and lam = -mu[i] sign(c) on its edge. lam is the warm start and the result. Returns the
+    sweeps done."""
+    m = r.shape[0]
+    it = 0
+    for it in range(1, max_iter + 1):
+        dmax = 0.0
+        i = 0
+        while i < m:
+            k = kind[i]
+            c = r[i]
+            for j in range(m):
+                c += W[i, j] * lam[j]
+            if k == BILATERAL:
+                d = -c / W[i, i]
+                lam[i] += d
+                dv = abs(d) * W[i, i]
+                i += 1
+            elif k == UNILATERAL:
+                new = lam[i] - c / W[i, i]
+                if new < 0.0:
+                    new = 0.0
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                i += 1
+            elif k == BOX:
+                new = lam[i] - c / W[i, i]
+                if new > mu[i]:
+                    new = mu[i]
+                elif new < -mu[i]:
+                    new = -mu[i]
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                i += 1
+            else:
+                new = lam[i] - c / W[i, i]
+                if new < 0.0:
+                    new = 0.0
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                # tangential 2x2 block
+                c1 = r[i + 1]
+                c2 = r[i + 2]
+                for j in range(m):
+                    c1 += W[i + 1, j] * lam[j]
+                    c2 += W[i + 2, j] * lam[j]
+                a11 = W[i + 1, i + 1]
+                a12 = W[i + 1, i + 2]
+                a22 = W[i + 2, i + 2]
+                # one isotropic step (the block's largest eigenvalue): a fixed point on the rim
+                # of the disk then has lam_t opposite to the slip c_t (maximal dissipation);
+                # the 2x2 block inverse would tilt the friction off the slip when W_tt is skewed
+                wmax = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
+                x1 = lam[i + 1] - c1 / wmax
+                x2 = lam[i + 2] - c2 / wmax
+                lim = mu[i] * lam[i]
+                nt = np.sqrt(x1 * x1 + x2 * x2)
+                if nt > lim:
+                    if nt > 0.0:
+                        x1 *= lim / nt
+                        x2 *= lim / nt
+                d1 = abs(x1 - lam[i + 1]) * a11
+                d2 = abs(x2 - lam[i + 2]) * a22
+                lam[i + 1] = x1
+                lam[i + 2] = x2
+                if d1 > dv:
+                    dv = d1
+                if d2 > dv:
+                    dv = d2
+                i += 3
+            if dv > dmax:
+                dmax = dv
+        if dmax < tol:
+            break
+    return it
+
+
+@njit(cache=True, _nrt=True)
+def residual(W, r, kind, mu, lam):
+    """Worst complementarity residual (m/s): |min(c, W_ii lam)| on unilateral rows, |c| on
+    bilateral ones, and for friction the distance of lam_t from the disk projection of
+    lam_t - c_t / W_tt (scaled by W_tt): zero exactly at a solution."""
+    m = r.shape[0]
+    c = r + W @ lam
+    worst = 0.0
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL:
+            e = abs(c[i])
+            i += 1
+        elif k == BOX:
+            x = lam[i] - c[i] / W[i, i]
+            x = min(mu[i], max(-mu[i], x))
+            e = abs(x - lam[i]) * W[i, i]
+            i += 1
+        else:
+            e = abs(min(c[i], W[i, i] * lam[i]))
+            if k == NORMAL:
+                x1 = lam[i + 1] - c[i + 1] / W[i + 1, i + 1]
+                x2 = lam[i + 2] - c[i + 2] / W[i + 1, i + 1]
+                lim = mu[i] * lam[i]
+                nt = np.sqrt(x1 * x1 + x2 * x2)
+                if nt > lim and nt > 0.0:
+                    x1 *= lim / nt
+                    x2 *= lim / nt
+                e = max(e, abs(x1 - lam[i + 1]) * W[i + 1, i + 1], abs(x2 - lam[i + 2]) * W[i + 1, i + 1])
+                i += 3
+            else:
+                i += 1
+        if e > worst:
+            worst = e
+    return worst
+
+
+@njit(cache=True, _nrt=True)
+def polish(W, r, kind, mu, lam, new):
+    """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
+    (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
+    -mu lam_n s along PGS's slip s: the n row met), active limits, bilateral rows and BOX rows (a
+    joint's friction: sticking inside its box, c = 0 met; or held on its edge, a constant). new
+    receives the answer; False when it is not admissible (then PGS's answer stands)."""
+    m = r.shape[0]
+    fixed = np.zeros(m)               # BOX rows on their edge: known impulses
+    nfixed = 0
+    # column c of the unknowns' map P: up to 3 entries (row prow[c, e], weight pw[c, e])
+    prow = np.zeros((m, 3), dtype=np.int64)
+    pwt = np.zeros((m, 3))
+    pn = np.zeros(m, dtype=np.int64)
+    E = np.empty(m, dtype=np.int64)
+    lam_max = 0.0
+    for i in range(m):
+        lam_max = max(lam_max, abs(lam[i]))
+    lam_n_tol = 1e-12 * max(1.0, lam_max)
+    ncol = 0
+    neq = 0
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL or k == UNILATERAL:
+            if k == BILATERAL or lam[i] > lam_n_tol:
+                prow[ncol, 0] = i
+                pwt[ncol, 0] = 1.0
+                pn[ncol] = 1
+                ncol += 1
+                E[neq] = i
+                neq += 1
+            i += 1
+        elif k == BOX:
+            if abs(lam[i]) < mu[i] * (1.0 - 1e-6):               # sticking
+                prow[ncol, 0] = i
+                pwt[ncol, 0] = 1.0
+                pn[ncol] = 1
+                ncol += 1
+                E[neq] = i
+                neq += 1
+            else:                                                # sliding: on the edge
+                fixed[i] = mu[i] if lam[i] > 0.0 else -mu[i]
+                nfixed += 1
+            i += 1
+        else:
+            if lam[i] > lam_n_tol:
+                nt = math.hypot(lam[i + 1], lam[i + 2])
+                if nt < mu[i] * lam[i] * (1.0 - 1e-6):          # sticking
+                    for a in range(3):
+                        prow[ncol, 0] = i + a
+                        pwt[ncol, 0] = 1.0
+                        pn[ncol] = 1
+                        ncol += 1
+                        E[neq] = i + a
+                        neq += 1
+                elif nt > 0.0:                                   # sliding along -lam_t
+                    for a in range(3):
+                        prow[ncol, a] = i + a
+                    pwt[ncol, 0] = 1.0
+                    pwt[ncol, 1] = mu[i] * lam[i + 1] / nt
+                    pwt[ncol, 2] = mu[i] * lam[i + 2] / nt
+                    pn[ncol] = 3
+                    ncol += 1
+                    E[neq] = i
+                    neq += 1
+                else:
+                    prow[ncol, 0] = i
+                    pwt[ncol, 0] = 1.0
+                    pn[ncol] = 1
+                    ncol += 1
+                    E[neq] = i
+                    neq += 1
+            i += 3
+    if ncol == 0 and nfixed == 0:
+        return False
+    for j in range(m):
+        new[j] = fixed[j]
+    if ncol > 0:
+        A = np.zeros((neq, ncol))
+        b = np.empty(neq)
+        for a in range(neq):
+            e = E[a]
+            b[a] = -r[e]
+            if nfixed > 0:
+                for j in range(m):
+                    b[a] -= W[e, j] * fixed[j]
+            for c in range(ncol):
+                s = 0.0
+                for q in range(pn[c]):
+                    s += W[e, prow[c, q]] * pwt[c, q]
+                A[a, c] = s
+        sol = np.linalg.lstsq(A, b, 1e-12)
+        x = sol[0]
+        for c in range(ncol):
+            for q in range(pn[c]):
+                new[prow[c, q]] += pwt[c, q] * x[c]
+    cv = W @ new + r
+    rmax = 0.0
+    for j in range(m):
+        rmax = max(rmax, abs(r[j]))
+    scale = max(1e-9, rmax)
+    for a in range(neq):
+        if abs(cv[E[a]]) > 1e-9 * scale:
+            return False                                 # inconsistent rows: keep PGS's answer
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL:
+            i += 1
+            continue
+        if k == BOX:
+            if abs(new[i]) > mu[i] * (1.0 + 1e-9) + lam_n_tol:
+                return False
+            if fixed[i] != 0.0 and cv[i] * fixed[i] > 1e-9 * scale * abs(fixed[i]):   # slips along its friction
+                return False
+            i += 1
+            continue
+        if new[i] < -lam_n_tol or cv[i] < -1e-9 * scale:
+            return False
+        if k == NORMAL:
+            nt = math.hypot(new[i + 1], new[i + 2])
+            if nt > mu[i] * new[i] * (1.0 + 1e-9) + lam_n_tol:
+                return False
+            if lam[i] > lam_n_tol and not (nt < mu[i] * lam[i] * (1.0 - 1e-6)):
+                if cv[i + 1] * new[i + 1] + cv[i + 2] * new[i + 2] > 1e-12 * scale:   # slip opposes friction
+                    return False
+            i += 3
+        else:
+            i += 1
+    for j in range(m):
+        if kind[j] == UNILATERAL or kind[j] == NORMAL:
+            if new[j] < 0.0:
+                new[j] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _take_polished(W, r, kind, mu, lam, new, bound):
+    """Polish lam's active set into new; when admissible with residual <= bound, copy it into lam.
+    Returns (taken, its residual)."""
+    if not polish(W, r, kind, mu, lam, new):
+        return False, 0.0
+    res = residual(W, r, kind, mu, new)
+    if res > bound:
+        return False, res
+    for i in range(r.shape[0]):
+        lam[i] = new[i]
+    return True, res
+
+
+@njit(cache=True, _nrt=True)
+def pivot(W, r, kind, mu, lam, new, trial, bound, rounds):
+    """Active-set rounds for when PGS stops short (a heavy body on a light one: at a mass ratio of
+    1:10000 PGS needs ~1e5 sweeps, and 200 leave light contacts with |lam_t| on the rim of their
+    small cones, so its active set says "sliding" where everything sticks). Starts from PGS's
+    active set with every contact in it sticking, polishes it, and from each polished answer that
+    is not admissible takes the next set (a direct active-set method, as Kostreva's and Judice's
+    for LCPs): a normal row with a negative impulse leaves the set, an inactive one that the answer
+    drives into the ground (c < 0) enters it, a contact whose friction leaves its cone slides
+    against its slip, the others stick. When a set's answer is admissible with residual <= bound it
+    is copied into lam. Returns (taken, its residual)."""
+    m = r.shape[0]
+    rmax = 0.0
+    for i in range(m):
+        trial[i] = lam[i]
+        rmax = max(rmax, abs(r[i]))
+    i = 0
+    while i < m:
+        if kind[i] == NORMAL:
+            trial[i + 1] = 0.0
+            trial[i + 2] = 0.0
+            i += 3
+        else:
+            i += 1
+    for _ in range(rounds):
+        if polish(W, r, kind, mu, trial, new):
+            res = residual(W, r, kind, mu, new)
+            if res <= bound:
+                for i in range(m):
+                    lam[i] = new[i]
+                return True, res
+        cv = W @ new + r
+        scale = 0.0
+        for i in range(m):
+            scale = max(scale, abs(new[i]))
+        scale = max(scale, 1e-300)
+        i = 0
+        while i < m:
+            k = kind[i]
+            if k == BILATERAL:
+                trial[i] = new[i]
+                i += 1
+                continue
+            if k == BOX:
+                x = new[i]
+                if abs(x) >= mu[i] * (1.0 - 1e-6):          # on or past its edge: slide against the slip
+                    if abs(cv[i]) > 1e-9 * max(1.0, rmax):
+                        trial[i] = -mu[i] if cv[i] > 0.0 else mu[i]
+                    else:
+                        trial[i] = mu[i] if x > 0.0 else -mu[i]
+                else:
+                    trial[i] = x                            # stick
+                i += 1
+                continue
+            if new[i] > 1e-12 * scale:
+                trial[i] = new[i]
+            elif cv[i] < 0.0:
+                trial[i] = scale                    # driven into the ground while out of the set
+            else:
+                trial[i] = 0.0
+            if k == NORMAL:
+                t1 = new[i + 1]
+                t2 = new[i + 2]
+                nt = math.hypot(t1, t2)
+                lim = mu[i] * trial[i]
+                if trial[i] > 0.0 and nt > 0.0 and nt > lim * (1.0 - 1e-6):
+                    s1 = cv[i + 1]
+                    s2 = cv[i + 2]
+                    ns = math.hypot(s1, s2)
+                    if ns > 1e-9 * max(1.0, rmax):          # slide against the slip
+                        trial[i + 1] = -lim * s1 / ns
+                        trial[i + 2] = -lim * s2 / ns
+                    else:                                   # along the friction found
+                        trial[i + 1] = lim * t1 / nt
+                        trial[i + 2] = lim * t2 / nt
+                else:
+                    trial[i + 1] = 0.0                      # stick
+                    trial[i + 2] = 0.0
+                i += 3
+            else:
+                i += 1
+    return False, 0.0
+
+
+PIVOT_ROUNDS = 12
+
+
+@njit(cache=True, _nrt=True)
+def solve(W, r, kind, mu, lam):
+    """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
+    The warm start's active set first: resting contact keeps the last step's, and its exact
+    (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
+    is at least as exact as PGS's answer; when PGS stopped short and that set is not admissible,
+    ``pivot`` rounds from it. Returns (sweeps, polished, worst residual)."""
+    m = r.shape[0]
+    if m == 0:
+        return 0, False, 0.0
+    new = np.empty(m)
+    taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW)
+    if taken:
+        return 0, True, res
+    iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
+    res = residual(W, r, kind, mu, lam)
+    taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW))
+    if not taken and iters >= PGS_MAX_ITER:          # PGS stopped short: pivot on its active set
+        taken, res_p = pivot(W, r, kind, mu, lam, new, np.empty(m), max(res, POLISH_BELOW), int(PIVOT_ROUNDS))
+    return iters, taken, res_p if taken else res
+
+
+@njit(cache=True)
+def rows_kernel(ba, bb, X, U, T, Jall, rows):
+    """rows[k, a] = U[k, a] . (velocity of the point X[k] of body ba[k] minus that of bb[k]):
+    for a body with pose (R, p) and body Jacobian J, u . v_x = (r x R^T u) . J_w + (R^T u) . J_v
+    with r = R^T (x - p)."""
+    nv = rows.shape[2]
+    for k in range(X.shape[0]):
+        for side in range(2):
+            body = ba[k] if side == 0 else bb[k]
+            if body <= 0:
+                continue
+            sign = 1.0 if side == 0 else -1.0
+            R = T[body, :9].reshape(3, 3)
+            r0 = r1 = r2 = 0.0
+            for i in range(3):
+                dx = X[k, i] - T[body, 9 + i]
+                r0 += R[i, 0] * dx
+                r1 += R[i, 1] * dx
+                r2 += R[i, 2] * dx
+            for a in range(3):
+                u0 = U[k, a, 0] * R[0, 0] + U[k, a, 1] * R[1, 0] + U[k, a, 2] * R[2, 0]
+                u1 = U[k, a, 0] * R[0, 1] + U[k, a, 1] * R[1, 1] + U[k, a, 2] * R[2, 1]
+                u2 = U[k, a, 0] * R[0, 2] + U[k, a, 1] * R[1, 2] + U[k, a, 2] * R[2, 2]
+                c0 = r1 * u2 - r2 * u1
+                c1 = r2 * u0 - r0 * u2
+                c2 = r0 * u1 - r1 * u0
+                for j in range(nv):
+                    rows[k, a, j] += sign * (c0 * Jall[body, 0, j] + c1 * Jall[body, 1, j] + c2 * Jall[body, 2, j]
+                                             + u0 * Jall[body, 3, j] + u1 * Jall[body, 4, j] + u2 * Jall[body, 5, j])
+
+
+@njit(cache=True)
+def delassus(J, G, W):
+    """W = J G symmetrised (m x m), in a plain loop."""
+    m, nv = J.shape
+    for i in range(m):
+        for j in range(i, m):
+            acc = 0.0
+            for k in range(nv):
+                acc += J[i, k] * G[k, j] + J[j, k] * G[k, i]
+            W[i, j] = 0.5 * acc
+            W[j, i] = 0.5 * acc
+
+
+# ------------------------------------------------------------------ geometry
+@njit(cache=True)
+def _tangents(n, t1, t2):
+    """t1, t2 spanning the plane of n (engine.Ground.tangents)."""
+    if abs(n[0]) < 0.9:
+        a0, a1, a2 = 1.0, 0.0, 0.0
+    else:
+        a0, a1, a2 = 0.0, 1.0, 0.0
+    an = a0 * n[0] + a1 * n[1] + a2 * n[2]
+    t1[0] = a0 - an * n[0]
+    t1[1] = a1 - an * n[1]
+    t1[2] = a2 - an * n[2]
+    s = math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+    for i in range(3):
+        t1[i] /= s
+    t2[0] = n[1] * t1[2] - n[2] * t1[1]
+    t2[1] = n[2] * t1[0] - n[0] * t1[2]
+    t2[2] = n[0] * t1[1] - n[1] * t1[0]
+
+
+@njit(cache=True)
+def _store(b, x0, x1, x2, d, key, shape, k, cb, cx, cd, ckey, cshape):
+    cb[k] = b
+    cx[k, 0] = x0
+    cx[k, 1] = x1
+    cx[k, 2] = x2
+    cd[k] = d
+    ckey[k] = key
+    cshape[k] = shape
+
+
+@njit(cache=True, _nrt=True)
+def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
+    """Candidate ground contacts within `margin` (engine.contact.geometry.ContactGeometry.detect): fills
+    (body, world point, signed distance, key, shape) and returns their number."""
+    (points, pbody, pshape, gbody, gc, gr, grng, sc, sr, sb, ss, dc, da, dr, db, ds, pdisk) = geo
+    k = np.int64(0)      # not the literal 0: one compile of _store for every caller
+    npts = points.shape[0]
+    for g in range(gbody.shape[0]):
+        b = gbody[g]
+        cn = 0.0
+        for i in range(3):
+            ci = T[b, 9 + i]
+            for j in range(3):
+                ci += T[b, 3 * i + j] * gc[g, j]
+            cn += ci * n[i]
+        if not (cn - height - gr[g] < margin):
+            continue
+        for p in range(grng[g, 0], grng[g, 1]):
+            s = pdisk[p]
+            if s >= 0:                    # a rim point: only while its cap lies near flat
+                an = 0.0
+                for i in range(3):
+                    an += (T[b, 3 * i] * da[s, 0] + T[b, 3 * i + 1] * da[s, 1] + T[b, 3 * i + 2] * da[s, 2]) * n[i]
+                if an * an < RIM_FLAT_COS2:
+                    continue
+            x0 = T[b, 9] + T[b, 0] * points[p, 0] + T[b, 1] * points[p, 1] + T[b, 2] * points[p, 2]
+            x1 = T[b, 10] + T[b, 3] * points[p, 0] + T[b, 4] * points[p, 1] + T[b, 5] * points[p, 2]
+            x2 = T[b, 11] + T[b, 6] * points[p, 0] + T[b, 7] * points[p, 1] + T[b, 8] * points[p, 2]
+            d = x0 * n[0] + x1 * n[1] + x2 * n[2] - height
+            if d < margin:
+                _store(b, x0, x1, x2, d, p, pshape[p], k, cb, cx, cd, ckey, cshape)
+                k += 1
+    ns = sr.shape[0]
+    for s in range(ns):
+        b = sb[s]
+        c0 = T[b, 9] + T[b, 0] * sc[s, 0] + T[b, 1] * sc[s, 1] + T[b, 2] * sc[s, 2]
+        c1 = T[b, 10] + T[b, 3] * sc[s, 0] + T[b, 4] * sc[s, 1] + T[b, 5] * sc[s, 2]
+        c2 = T[b, 11] + T[b, 6] * sc[s, 0] + T[b, 7] * sc[s, 1] + T[b, 8] * sc[s, 2]
+        x0 = c0 - sr[s] * n[0]
+        x1 = c1 - sr[s] * n[1]
+        x2 = c2 - sr[s] * n[2]
+        d = x0 * n[0] + x1 * n[1] + x2 * n[2] - height
+        if d < margin:
+            _store(b, x0, x1, x2, d, npts + s, ss[s], k, cb, cx, cd, ckey, cshape)
+            k += 1
+    for s in range(dr.shape[0]):
+        b = db[s]
+        c0 = T[b, 9] + T[b, 0] * dc[s, 0] + T[b, 1] * dc[s, 1] + T[b, 2] * dc[s, 2]
+        c1 = T[b, 10] + T[b, 3] * dc[s, 0] + T[b, 4] * dc[s, 1] + T[b, 5] * dc[s, 2]
+        c2 = T[b, 11] + T[b, 6] * dc[s, 0] + T[b, 7] * dc[s, 1] + T[b, 8] * dc[s, 2]
+        a0 = T[b, 0] * da[s, 0] + T[b, 1] * da[s, 1] + T[b, 2] * da[s, 2]
+        a1 = T[b, 3] * da[s, 0] + T[b, 4] * da[s, 1] + T[b, 5] * da[s, 2]
+        a2 = T[b, 6] * da[s, 0] + T[b, 7] * da[s, 1] + T[b, 8] * da[s, 2]
+        an = a0 * n[0] + a1 * n[1] + a2 * n[2]
+        u0 = n[0] - an * a0
+        u1 = n[1] - an * a1
+        u2 = n[2] - an * a2
+        un = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+        if not un > 1e-6:                 # a cap lying flat: its rim points carry it
+            continue
+        f = dr[s] / un
+        x0 = c0 - f * u0
+        x1 = c1 - f * u1
+        x2 = c2 - f * u2
+        d = x0 * n[0] + x1 * n[1] + x2 * n[2] - height
+        if d < margin:
+            _store(b, x0, x1, x2, d, npts + ns + s, ds[s], k, cb, cx, cd, ckey, cshape)
+            k += 1
+    # shapes with too many points near: keep the deepest and the extremes along eight directions
+    for s in range(counts.shape[0]):
+        counts[s] = 0
+    many = False
+    for i in range(k):
+        counts[cshape[i]] += 1
+        if counts[cshape[i]] > MAX_POINTS_PER_SHAPE:
+            many = True
+    if not many:
+        return k
+    keep = np.ones(k, dtype=np.bool_)
+    for s in range(counts.shape[0]):
+        if counts[s] <= MAX_POINTS_PER_SHAPE:
+            continue
+        idx = np.empty(counts[s], dtype=np.int64)
+        c = 0
+        for i in range(k):
+            if cshape[i] == s:
+                idx[c] = i
+                c += 1
+        sel = np.zeros(c, dtype=np.bool_)
+        best = 0
+        for a in range(1, c):
+            if cd[idx[a]] < cd[idx[best]]:
+                best = a
+        sel[best] = True
+        for dirn in range(8):
+            ang = dirn * np.pi / 4
+            cs = math.cos(ang)
+            sn = math.sin(ang)
+            best = 0
+            bval = -np.inf
+            for a in range(c):
+                x = cx[idx[a]]
+                val = (x[0] * t1[0] + x[1] * t1[1] + x[2] * t1[2]) * cs + (x[0] * t2[0] + x[1] * t2[1] + x[2] * t2[2]) * sn
+                if val > bval:
+                    bval = val
+                    best = a
+            sel[best] = True
+        for a in range(c):
+            if not sel[a]:
+                keep[idx[a]] = False
+    j = np.int64(0)
+    for i in range(k):
+        if keep[i]:
+            if j != i:
+                _store(cb[i], cx[i, 0], cx[i, 1], cx[i, 2], cd[i], ckey[i], cshape[i], j, cb, cx, cd, ckey, cshape)
+            j += 1
+    return j
+
+
+@njit(cache=True)
+def limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, margin, li, ls, ld):
+    """Limits within margin + 2 h |v|: lower ones first (sign +1), then upper ones (-1)."""
+    k = 0
+    for j in range(lim_q.shape[0]):
+        reach = margin + 2.0 * h * abs(v[lim_v[j]])
+        dl = q[lim_q[j]] - lim_lo[j]
+        if dl < reach:
+            li[k] = lim_v[j]
+            ls[k] = 1.0
+            ld[k] = dl
+            k += 1
+    for j in range(lim_q.shape[0]):
+        reach = margin + 2.0 * h * abs(v[lim_v[j]])
+        du = lim_hi[j] - q[lim_q[j]]
+        if du < reach:
+            li[k] = lim_v[j]
+            ls[k] = -1.0
+            ld[k] = du
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _quat_rot(q, i, R):
+    w = q[i]
+    x = q[i + 1]
+    y = q[i + 2]
+    z = q[i + 3]
+    s = math.sqrt(w * w + x * x + y * y + z * z)
+    w /= s
+    x /= s
+    y /= s
+    z /= s
+    R[0, 0] = 1 - 2 * (y * y + z * z)
+    R[0, 1] = 2 * (x * y - w * z)
+    R[0, 2] = 2 * (x * z + w * y)
+    R[1, 0] = 2 * (x * y + w * z)
+    R[1, 1] = 1 - 2 * (x * x + z * z)
+    R[1, 2] = 2 * (y * z - w * x)
+    R[2, 0] = 2 * (x * z - w * y)
+    R[2, 1] = 2 * (y * z + w * x)
+    R[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def _rotate(A, B, transA, x, i):
+    """x[i:i+3] = op(A) B^T... helper: x[i:i+3] = (A^T if transA else A) @ (B @ x[i:i+3])."""
+    y0 = B[0, 0] * x[i] + B[0, 1] * x[i + 1] + B[0, 2] * x[i + 2]
+    y1 = B[1, 0] * x[i] + B[1, 1] * x[i + 1] + B[1, 2] * x[i + 2]
+    y2 = B[2, 0] * x[i] + B[2, 1] * x[i + 1] + B[2, 2] * x[i + 2]
+    if transA:
+        x[i] = A[0, 0] * y0 + A[1, 0] * y1 + A[2, 0] * y2
+        x[i + 1] = A[0, 1] * y0 + A[1, 1] * y1 + A[2, 1] * y2
+        x[i + 2] = A[0, 2] * y0 + A[1, 2] * y1 + A[2, 2] * y2
+    else:
+        x[i] = A[0, 0] * y0 + A[0, 1] * y1 + A[0, 2] * y2
+        x[i + 1] = A[1, 0] * y0 + A[1, 1] * y1 + A[1, 2] * y2
+        x[i + 2] = A[2, 0] * y0 + A[2, 1] * y1 + A[2, 2] * y2
+
+
+@njit(cache=True, _nrt=True)
+def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
+    """W = J M_h^-1 J^T and G = M_h^-1 J^T (nv x m) of the hybrid system: the torque-given
+    coordinates f respond through M_ff (CRBA, Cholesky L), prescribed ones do not. Status."""
+    m = J.shape[0]
+    nv = J.shape[1]
+    st = crba(m_bytes, ws_m, q, M)
+    if st != OK:
+        return st
+    fi = np.empty(nv, dtype=np.int64)
+    nf = 0
+    for k in range(nv):
+        if not prescribed[k]:
+            fi[nf] = k
+            nf += 1
+    L = np.zeros((nf, nf))
+    for a in range(nf):
+        for b in range(a + 1):
+            s = M[fi[a], fi[b]]
+            for c in range(b):
+                s -= L[a, c] * L[b, c]
+            if a == b:
+                if not s > 0.0:
+                    return SINGULAR
+                L[a, a] = math.sqrt(s)
+            else:
+                L[a, b] = s / L[b, b]
+    Y = np.empty((nf, m))
+    for j in range(m):
+        for a in range(nf):
+            s = J[j, fi[a]]
+            for c in range(a):
+                s -= L[a, c] * Y[c, j]
+            Y[a, j] = s / L[a, a]
+    for i in range(m):
+        for j in range(i, m):
+            s = 0.0
+            for a in range(nf):
+                s += Y[a, i] * Y[a, j]
+            W[i, j] = s
+            W[j, i] = s
+    for k in range(nv):
+        for j in range(m):
+            G[k, j] = 0.0
+    for j in range(m):
+        for a in range(nf - 1, -1, -1):
+            s = Y[a, j]
+            for c in range(a + 1, nf):
+                s -= L[c, a] * G[fi[c], j]
+            G[fi[a], j] = s / L[a, a]
+    return OK
+
+
+@njit(cache=True, _nrt=True)
+def _contact_rows(m_bytes, ws_k, q, T, nc, cb, cbb, cx, cn, Jall, J):
+    """Rows 3k, 3k+1, 3k+2 of J: n_k, t1_k, t2_k . (velocity of contact point k on body cb[k] minus
+    that on body cbb[k]; 0: the ground), n_k = cn[k], its tangents as engine.Ground.tangents."""
+    nv = J.shape[1]
+    nb = Jall.shape[0]
+    seen = np.zeros(nb, dtype=np.bool_)
+    for k in range(nc):
+        for side in range(2):
+            b = cb[k] if side == 0 else cbb[k]
+            if b > 0 and not seen[b]:
+                seen[b] = True
+                for r in range(6):
+                    for j in range(nv):
+                        Jall[b, r, j] = 0.0
+                body_jacobian(m_bytes, ws_k, q, b, Jall[b])
+    U = np.empty((nc, 3, 3))
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    for k in range(nc):
+        _tangents(cn[k], t1, t2)
+        for i in range(3):
+            U[k, 0, i] = cn[k, i]
+            U[k, 1, i] = t1[i]
+            U[k, 2, i] = t2[i]
+    ba = cb[:nc].copy()
+    bb = cbb[:nc].copy()
+    rows = np.zeros((nc, 3, nv))
+    rows_kernel(ba, bb, cx[:nc], U, T, Jall, rows)
+    for k in range(nc):
+        for a in range(3):
+            for j in range(nv):
+                J[3 * k + a, j] = rows[k, a, j]
+
+
+@njit(cache=True, _nrt=True)
+def _pairs(pgeo, T, margin, k0, pbase, cb, cbb, cx, cn, cd, ckey):
+    """engine.collision.pairs.pair_contacts on the pair geometry tuple (rows from k0 on)."""
+    (kinds, sizes, verts, vstart, vcount, sbody, sR, sp, skip, order, boxes, pairs, Rw, pw) = pgeo
+    return pair_contacts(kinds, sizes, verts, vstart, vcount, sbody, sR, sp, skip, order, boxes, pairs, Rw, pw,
+                         T, margin, k0, pbase, cb, cbb, cx, cn, cd, ckey)
+
+
+@njit(cache=True)
+def _side(mats, b, c, default):
+    x = mats[b, c]
+    return default if math.isnan(x) else x
+
+
+@njit(cache=True)
+def _material(mats, ba, bb, gnd, out):
+    """(friction, restitution) of a contact of body ba with bb (0: the ground): the mean of the two
+    sides' values, NaN in mats taking the ground's (engine.contact.python_step.ContactStepper.material)."""
+    for c in range(2):
+        out[c] = 0.5 * (_side(mats, ba, c, gnd[4 + c]) + _side(mats, bb, c, gnd[4 + c]))
+
+
+@njit(cache=True)
+def _integrate_free(m_bytes, q, v, h, free_iq, free_iv, q_new, R0, R1, tmp):
+    """q+ = q (+) h v, except the translation of free roots: p+ = p + h R v_lin, and their twist
+    re-expressed in the new body frame (engine.contact.python_step.ContactStepper._integrate). v in place."""
+    nv = v.shape[0]
+    for k in range(nv):
+        tmp[k] = h * v[k]
+    st = integrate(m_bytes, q, tmp, q_new)
+    if st != OK:
+        return st
+    for f in range(free_iq.shape[0]):
+        iq = free_iq[f]
+        iv = free_iv[f]
+        _quat_rot(q, iq + 3, R0)
+        _quat_rot(q_new, iq + 3, R1)
+        w0 = R0[0, 0] * v[iv + 3] + R0[0, 1] * v[iv + 4] + R0[0, 2] * v[iv + 5]
+        w1 = R0[1, 0] * v[iv + 3] + R0[1, 1] * v[iv + 4] + R0[1, 2] * v[iv + 5]
+        w2 = R0[2, 0] * v[iv + 3] + R0[2, 1] * v[iv + 4] + R0[2, 2] * v[iv + 5]
+        q_new[iq] = q[iq] + h * w0
+        q_new[iq + 1] = q[iq + 1] + h * w1
+        q_new[iq + 2] = q[iq + 2] + h * w2
+        v[iv + 3] = R1[0, 0] * w0 + R1[1, 0] * w1 + R1[2, 0] * w2
+        v[iv + 4] = R1[0, 1] * w0 + R1[1, 1] * w1 + R1[2, 1] * w2
+        v[iv + 5] = R1[0, 2] * w0 + R1[1, 2] * w1 + R1[2, 2] * w2
+        _rotate(R1, R0, True, v, iv)
+    return OK
+
+
+@njit(cache=True, _nrt=True)
+def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, cb, cx, cd, ckey, cshape,
+                 cbb, cn, pgeo, pbase, T, Jall, M, tmp, q_out):
+    """q_out = q with penetrations deeper than PENETRATION_SLOP removed (q only, v untouched), the
+    ground's and those between bodies. Returns a status."""
+    nv = tmp.shape[0]
+    n = gnd[:3]
+    st = forward_kinematics(m_bytes, ws_k, q, T)
+    if st != OK:
+        return st
+    k = detect(geo, T, n, gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+    for i in range(k):
+        cbb[i] = 0
+        for c in range(3):
+            cn[i, c] = n[c]
+    k = _pairs(pgeo, T, 0.0, k, pbase, cb, cbb, cx, cn, cd, ckey)
+    nd = np.int64(0)     # not the literal 0: one compile of _store and _contact_rows
+    for i in range(k):
+        if cd[i] < -PENETRATION_SLOP:
+            _store(cb[i], cx[i, 0], cx[i, 1], cx[i, 2], cd[i], ckey[i], cshape[i], nd, cb, cx, cd, ckey, cshape)
+            cbb[nd] = cbb[i]
+            for c in range(3):
+                cn[nd, c] = cn[i, c]
+            nd += 1
+    for i in range(q.shape[0]):
+        q_out[i] = q[i]
+    if nd == 0:
+        return OK
+    J3 = np.zeros((3 * nd, nv))
+    _contact_rows(m_bytes, ws_k, q, T, nd, cb, cbb, cx, cn, Jall, J3)
+    Jn = np.empty((nd, nv))
+    for i in range(nd):
+        for j in range(nv):
+            Jn[i, j] = J3[3 * i, j]
+    W = np.empty((nd, nd))
+    G = np.empty((nv, nd))
+    st = _response(m_bytes, ws_m, q, prescribed, Jn, M, W, G)
+    if st != OK:
+        return st
+    r = np.empty(nd)
+    for i in range(nd):
+        r[i] = cd[i] + PENETRATION_SLOP
+    dmax = 0.0
+    for i in range(nd):
+        dmax = max(dmax, W[i, i])
+    if not dmax > 1e-300:
+        return OK
+    for i in range(nd):
+        if not W[i, i] > 1e-12 * dmax:          # a point that can not move: left out
+            for j in range(nd):
+                W[i, j] = 0.0
+                W[j, i] = 0.0
+            W[i, i] = 1.0
+            r[i] = 0.0
+    kind = np.full(nd, UNILATERAL, dtype=np.int64)
+    lam = np.zeros(nd)
+    pgs(W, r, kind, np.zeros(nd), lam, int(PGS_MAX_ITER), 1e-12)
+    for j in range(nv):
+        s = 0.0
+        for i in range(nd):
+            s += G[j, i] * lam[i]
+        tmp[j] = s
+    return integrate(m_bytes, q, tmp, q_out)
+
+
+@njit(cache=True, _nrt=True)
+def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
+                 geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, cbb, cn, mats, pgeo, pbase, nl, li, ls, ld, limit_e,
+                 free_iq, free_iv, sb, sx, sd, skey, sshape, sbb, sn, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
+                 T, Jall, M, q_new, v_new, a1, tau1, pw, ci, cf, gains, lam_loop, lw, fr, Ar, br, zero, fric_v, fric_f,
+                 friction_forces):
+    """One velocity-level step from (q, v) with nc contact candidates (cb.., at the start: body cb[k]
+    touching body cbb[k] (0: the ground) with normal cn[k]; friction and restitution from mats and
+    the ground, ``_material``) and nl
+    limit candidates (li velocity index, ls sign, ld distance); sb.. are detection scratch arrays
+    (capacity: every support point) for the projection after the step: q_new, v_new, a1, tau1 (motors of
+    prescribed joints included), pw = (actuator, damping, external) powers at the start. Closed loops
+    (ci with rows; engine.loops.kernels.pack): the smooth part is their constrained dynamics (Baumgarte
+    gains), their rows A dv = 0 join the solve (the loop multipliers absorb the impulses) and
+    lam_loop receives the multipliers, lam + impulse / h; lw, fr, Ar, br are their scratch and zero
+    nv zeros. Joint friction (fric_v velocity indices, fric_f their f > 0; empty: off): a BOX row
+    per torque-given coordinate (|impulse| <= f h, target 0), and -f sign(v) on the prescribed ones,
+    which their motors overcome; friction_forces receives the torques (nv). Status; PYTHON_STEP
+    when the loop rows are degenerate (the Python step warns)."""
+    nv = v.shape[0]
+    nq = q.shape[0]
+    n = gnd[:3]
+    nrows = lam_loop.shape[0]
+    # the smooth part at the start state
+    tau_in = np.empty(nv)
+    st = _stage(m_bytes, ws, q, v, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
+                tau_in, a1, tau1, ws_k, ci, cf, gains, lam_loop, lw)
+    if st != OK:
+        return PYTHON_STEP if (nrows > 0 and st > 2000) else st
+    P = np.empty((1, 3))
+    _powers(m_bytes, ws, v, tau1, damping, has_damping, P, np.int64(0))
+    v_free = np.empty(nv)
+    for k in range(nv):
+        v_free[k] = v[k] + h * a1[k]
+    R0 = np.empty((3, 3))
+    R1 = np.empty((3, 3))
+    tmp = np.empty(nv)
+    for f in range(free_iq.shape[0]):
+        # free roots: the step works in their body frame at the start, held fixed (the rows are
+        # written there, _integrate_free moves the origin along R0 v_lin): there the origin's
+        # acceleration is dv_lin + w x v_lin (engine.contact.python_step.ContactStepper._start_frame)
+        iv = free_iv[f]
+        v_free[iv + 3] += h * (v[iv + 1] * v[iv + 5] - v[iv + 2] * v[iv + 4])
+        v_free[iv + 4] += h * (v[iv + 2] * v[iv + 3] - v[iv] * v[iv + 5])
+        v_free[iv + 5] += h * (v[iv] * v[iv + 4] - v[iv + 1] * v[iv + 3])
+    # rows
+    nfr = fric_v.shape[0]
+    fi = np.empty(nfr, dtype=np.int64)    # the friction rows' coordinates (torque-given ones)
+    nf = 0
+    for k in range(nfr):
+        if not prescribed[fric_v[k]]:
+            fi[nf] = k
+            nf += 1
+    m0 = 3 * nc + nl + nf             # the loops' rows follow the contacts', the limits' and the friction's
+    m = m0 + nrows
+    J = np.zeros((m, nv))
+    if nc > 0:
+        _contact_rows(m_bytes, ws_k, q, T, nc, cb, cbb, cx, cn, Jall, J)
+    for k in range(nl):
+        J[3 * nc + k, li[k]] = ls[k]
+    for k in range(nf):
+        J[3 * nc + nl + k, fric_v[fi[k]]] = 1.0
+    if nrows > 0:
+        sa, sb_, Ja, Jb = loop_views(lw, nv, nrows)[13:]
+        if rows_into(m_bytes.view(MODEL_DTYPE), ws_k.view(WS_DTYPE), q, zero, ci, cf, fr, Ar, br, sa, sb_, Ja,
+                     Jb) != OK:
+            return PYTHON_STEP
+        for i in range(nrows):
+            for j in range(nv):
+                J[m0 + i, j] = Ar[i, j]
+    kind = np.empty(m, dtype=np.int64)
+    mu = np.zeros(m)
+    target = np.zeros(m)
+    landing = np.zeros(nc)            # speed at which a contact reaches the ground in this step
+    e_pass = np.zeros(nc)             # restitution of the contacts between bodies (impact_pass)
+    mat = np.empty(2)
+    for k in range(nc):
+        kind[3 * k] = NORMAL
+        kind[3 * k + 1] = TANGENT
+        kind[3 * k + 2] = TANGENT
+        _material(mats, cb[k], cbb[k], gnd, mat)
+        mu[3 * k] = mat[0]
+        e_g = mat[1]
+        e_pass[k] = e_g if (cbb[k] != 0 and nrows == 0) else 0.0     # between bodies: impact_pass
+        vn = 0.0
+        an = 0.0
+        for j in range(nv):
+            vn += J[3 * k, j] * v[j]
+            an += J[3 * k, j] * (v_free[j] - v[j])
+        an /= h
+        if cd[k] > 0.0:
+            target[3 * k] = -cd[k] / h
+        if e_g > 0.0 and e_pass[k] == 0.0:
+            pull = max(0.0, -an)
+            speed = 0.0
+            if cd[k] <= PENETRATION_SLOP:
+                for w in range(nwarm[0]):
+                    if warm_key[w] == ckey[k]:
+                        speed = warm_lam[w, 3]
+                        break
+            if speed == 0.0 and cd[k] <= 0.0 and vn < -RESTITUTION_SPEED:
+                speed = -vn                   # struck while touching
+            if speed > 0.0:
+                target[3 * k] = max(target[3 * k], bounce_speed(e_g, speed, pull, h))
+            elif cd[k] > 0.0:
+                landing[k] = math.sqrt(max(0.0, vn * vn + 2.0 * pull * cd[k]))
+    landing_l = np.zeros(nl)          # speed at which a joint reaches its stop in this step
+    for k in range(nl):
+        r_ = 3 * nc + k
+        kind[r_] = UNILATERAL
+        vl = ls[k] * v[li[k]]
+        if ld[k] > 0.0:
+            target[r_] = -ld[k] / h
+        if limit_e > 0.0:
+            # as the ground's restitution: on the speed the joint reaches the stop with
+            pull = max(0.0, -ls[k] * (v_free[li[k]] - v[li[k]]) / h)
+            speed = 0.0
+            if ld[k] <= PENETRATION_SLOP:
+                key = -(1 + 2 * li[k] + (1 if ls[k] > 0.0 else 0))
+                for w in range(nwarm[0]):
+                    if warm_key[w] == key:
+                        speed = warm_lam[w, 3]
+                        break
+            if speed == 0.0 and ld[k] <= 0.0 and vl < -RESTITUTION_SPEED:
+                speed = -vl                   # struck while on the stop
+            if speed > 0.0:
+                target[r_] = max(target[r_], bounce_speed(limit_e, speed, pull, h))
+            elif ld[k] > 0.0:
+                landing_l[k] = math.sqrt(max(0.0, vl * vl + 2.0 * pull * ld[k]))
+    for k in range(nf):
+        kind[3 * nc + nl + k] = BOX
+        mu[3 * nc + nl + k] = fric_f[fi[k]] * h     # the bound of its impulse
+    for i in range(m0, m):
+        kind[i] = BILATERAL
+    r = np.empty(m)
+    for i in range(m):
+        s = -target[i]
+        for j in range(nv):
+            s += J[i, j] * v_free[j]
+        r[i] = s
+    for i in range(m0, m):
+        r[i] = 0.0                    # the loops: the impulses change no loop velocity
+    W = np.empty((m, m))
+    G = np.empty((nv, m))
+    st = _response(m_bytes, ws_m, q, prescribed, J, M, W, G)
+    if st != OK:
+        return st
+    # rows that can not move (all their joints prescribed): nothing to solve on them
+    dmax = 0.0
+    for i in range(m):
+        dmax = max(dmax, W[i, i])
+    scale = max(dmax, 1e-300)
+    dead = np.zeros(m, dtype=np.bool_)
+    for i in range(m):
+        if W[i, i] <= 1e-12 * scale:
+            dead[i] = True
+    for i in range(m):
+        if dead[i]:
+            for j in range(m):
+                W[i, j] = 0.0
+                W[j, i] = 0.0
+            r[i] = 0.0
+    for i in range(m):
+        if dead[i]:
+            W[i, i] = 1.0
+    # impacts between bodies, one pair at a time (Newton's cradle): before the simultaneous solve
+    # (engine.contact.python_step.ContactStepper._impact_pass)
+    dv_pass = np.zeros(nv)
+    pass_loss = 0.0
+    any_pass = False
+    for k in range(nc):
+        if dead[3 * k]:
+            e_pass[k] = 0.0
+        any_pass = any_pass or e_pass[k] > 0.0
+    if any_pass:
+        vel = np.zeros(nc)
+        for k in range(nc):
+            s = 0.0
+            for j in range(nv):
+                s += J[3 * k, j] * v_free[j]
+            vel[k] = s
+        imp = np.zeros(nc)
+        pass_loss = impact_pass(W, vel, cd[:nc], e_pass, h, imp)
+        for k in range(nc):
+            if imp[k] != 0.0:
+                for j in range(nv):
+                    dv_pass[j] += G[j, 3 * k] * imp[k]
+        for j in range(nv):
+            v_free[j] += dv_pass[j]
+        for i in range(m):
+            if not dead[i]:
+                s = 0.0
+                for j in range(nv):
+                    s += J[i, j] * dv_pass[j]
+                r[i] += s
+    # warm start
+    lam = np.zeros(m)
+    for k in range(nc):
+        for w in range(nwarm[0]):
+            if warm_key[w] == ckey[k]:
+                for a in range(3):
+                    lam[3 * k + a] = warm_lam[w, a]
+                break
+    for k in range(nl):
+        key = -(1 + 2 * li[k] + (1 if ls[k] > 0.0 else 0))
+        for w in range(nwarm[0]):
+            if warm_key[w] == key:
+                lam[3 * nc + k] = warm_lam[w, 0]
+                break
+    for k in range(nf):
+        key = -(1 + 2 * nv + fric_v[fi[k]])
+        for w in range(nwarm[0]):
+            if warm_key[w] == key:
+                lam[3 * nc + nl + k] = warm_lam[w, 0]
+                break
+    iters, polished, res = solve(W, r, kind, mu, lam)
+    for i in range(m):
+        if dead[i]:
+            lam[i] = 0.0
+    nw = 0
+    for k in range(nc):
+        warm_key[nw] = ckey[k]
+        for a in range(3):
+            warm_lam[nw, a] = lam[3 * k + a]
+        # a contact that reached the ground in this step (its speculative row acted) bounces in the
+        # next one, on the speed it reached it with
+        warm_lam[nw, 3] = landing[k] if (landing[k] > RESTITUTION_SPEED and lam[3 * k] > 0.0) else 0.0
+        nw += 1
+    for k in range(nl):
+        warm_key[nw] = -(1 + 2 * li[k] + (1 if ls[k] > 0.0 else 0))
+        warm_lam[nw, 0] = lam[3 * nc + k]
+        warm_lam[nw, 3] = landing_l[k] if (landing_l[k] > RESTITUTION_SPEED and lam[3 * nc + k] > 0.0) else 0.0
+        nw += 1
+    for k in range(nf):
+        warm_key[nw] = -(1 + 2 * nv + fric_v[fi[k]])
+        warm_lam[nw, 0] = lam[3 * nc + nl + k]
+        warm_lam[nw, 3] = 0.0
+        nw += 1
+    nwarm[0] = nw
+    for j in range(nv):
+        s = v_free[j]
+        for i in range(m):
+            s += G[j, i] * lam[i]
+        v_new[j] = s
+    # the impulses' loss: each row's impulse times the mean of its velocity before and after the step
+    # (1/2 m v^2 of an inelastic impact, friction times slip when sliding, 0 at rest or sticking), in
+    # the frame the rows are written in: before _integrate_free turns the free roots' twists
+    d_imp = pass_loss
+    for i in range(m):
+        s = 0.0
+        for j in range(nv):
+            s += J[i, j] * (v[j] + dv_pass[j] + v_new[j])
+        d_imp -= 0.5 * lam[i] * s
+    # the friction of prescribed joints, -f sign(v) at the start, which their motors overcome:
+    # f |v| h, booked at the start velocity as the motors' work is (engine.contact.python_step's step)
+    for j in range(nv):
+        friction_forces[j] = 0.0
+    for k in range(nfr):
+        i = fric_v[k]
+        if prescribed[i]:
+            fp = 0.0
+            if v[i] > 0.0:
+                fp = -fric_f[k]
+            elif v[i] < 0.0:
+                fp = fric_f[k]
+            friction_forces[i] = fp
+            tau1[i] -= fp
+            d_imp -= h * fp * v[i]
+    q_mid = np.empty(nq)
+    st = _integrate_free(m_bytes, q, v_new, h, free_iq, free_iv, q_mid, R0, R1, tmp)
+    if st != OK:
+        return st
+    if any_prescribed and nrows == 0:
+        # the motors of prescribed joints: besides the constraints' direct push (J^T lambda / h,
+        # below) they carry the inertial coupling of the other joints' change of motion,
+        # (M (a - a_free))_p, with a the step's own acceleration and a_free the hybrid dynamics of
+        # the free motion (a1 until the report): tau = ID(q, v, a, contact wrenches) at the start.
+        # M is still the start state's (_project_out reuses it as scratch below). With closed
+        # loops engine.simulation.motor_torque settles them after the call (their multipliers enter too).
+        for j in range(nv):
+            tmp[j] = (v_new[j] - v[j]) / h - a1[j]
+        for j in range(nv):
+            if prescribed[j]:
+                s = 0.0
+                for k in range(nv):
+                    s += M[j, k] * tmp[k]
+                tau1[j] += s
+    if gnd[6] != 0.0:
+        st = _project_out(m_bytes, ws_k, ws_m, q_mid, prescribed, geo, gnd, t1, t2, counts, sb, sx, sd, skey,
+                          sshape, sbb, sn, pgeo, pbase, T, Jall, M, tmp, q_new)
+        if st != OK:
+            return st
+    else:
+        for i in range(nq):
+            q_new[i] = q_mid[i]
+    # report
+    for j in range(nv):
+        a1[j] = (v_new[j] - v[j]) / h
+    if any_prescribed:
+        for j in range(nv):
+            if prescribed[j]:
+                s = 0.0
+                for i in range(m):
+                    s += J[i, j] * lam[i]
+                tau1[j] -= s / h
+    for j in range(nv):
+        limit_forces[j] = 0.0
+    for k in range(nl):
+        limit_forces[li[k]] += ls[k] * lam[3 * nc + k] / h
+    for k in range(nf):
+        friction_forces[fric_v[fi[k]]] = lam[3 * nc + nl + k] / h
+    for i in range(nrows):
+        lam_loop[i] += lam[m0 + i] / h
+    pa = 0.0
+    for j in range(nv):
+        pa += tau1[j] * v[j]
+    pw[0] = pa
+    pw[1] = P[0, 1] + d_imp / h
+    pw[2] = P[0, 2]
+    istats[I_ROWS] = m
+    istats[I_ITER] = iters
+    istats[I_POLISHED] = 1 if polished else 0
+    istats[I_STEPS] += 1
+    istats[I_MAX_ITER] = max(istats[I_MAX_ITER], iters)
+    fstats[F_RESIDUAL] = res
+    fstats[F_WORST] = max(fstats[F_WORST], res)
+    return OK
+
+
+@njit(cache=True)
+def _stop_overrides(v, h, prescribed, a_cmd, nl, li, ls, ld):
+    """Whether an acceleration-prescribed joint's prescription would carry it past a limit
+    candidate's target in this step (-d/h ahead of a stop, 0 on or past it): the stop wins, and
+    the Python step holds the joint (engine.contact.python_step.ContactStepper._block, the same test: for a
+    prescribed joint the free acceleration is a_cmd)."""
+    for k in range(nl):
+        i = li[k]
+        if prescribed[i]:
+            target = -ld[k] / h if ld[k] > 0.0 else 0.0
+            if ls[k] * (v[i] + h * a_cmd[i]) < target:
+                return True
+    return False
+
+
+@njit(cache=True, _nrt=True)
+def _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi, t1, t2, counts, cb, cx, cd, ckey,
+              cshape, T, has_pairs, pgeo, pbase, cbb, cn):
+    """Whether q is past a limit, through the ground or a body into another (after a smooth step)."""
+    for k in range(lim_q.shape[0]):
+        x = q[lim_q[k]]
+        if x < lim_lo[k] or x > lim_hi[k]:
+            return True
+    if has_ground or has_pairs:
+        forward_kinematics(m_bytes, ws_k, q, T)
+    if has_ground:
+        k = detect(geo, T, gnd[:3], gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+        for i in range(k):
+            if cd[i] < 0.0:
+                return True
+    if has_pairs:
+        k = _pairs(pgeo, T, 0.0, np.int64(0), pbase, cb, cbb, cx, cn, cd, ckey)
+        for i in range(k):
+            if cd[i] < 0.0:
+                return True
+    return False
+
+
+@njit(cache=True, _nrt=True, nogil=True)
+def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, prescribed, code, params, base,
+                    damping, tau_base, acc_base, a_out, tau_out, q_prev, v_prev, bad, rec_t, rec_q, rec_v, rec_a,
+                    rec_tau, done, energy, geo, gnd, lim_q, lim_v, lim_lo, lim_hi, limit_e, free_iq, free_iv,
+                    char_length, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats,
+                    fstats, ci, cf, gains, lam_out, proj, pgeo, mats, c_other, c_normal, fric_v, fric_f,
+                    friction_forces):
+    """Advance (tv[0], q, v) by n steps with ground contact (gnd = (normal, height, friction,
+    restitution, on)) and joint limits (lim_*; empty: off), as steploop.advance's arguments and
+    outputs (energy accumulates (work, dissipated, external work)); the last step's contacts go to
+    c_* (istats[I_NCON] of them), its limit torques to limit_forces, and its solve to istats/fstats.
+    warm_* keep the impulses across steps and calls. Bodies touch bodies through pgeo (the pair
+    geometry of engine.collision.pairs; mats: per-body friction and restitution, NaN: the ground's);
+    c_other and c_normal receive each reported contact's other body (0: the ground) and normal.
+    Closed loops as in steploop.advance (ci, cf,
+    gains, lam_out, proj; ci without rows: none): their rows join the unilateral steps, and after
+    every step a drift past the tolerance is projected away. Joint friction (fric_v, fric_f; empty:
+    off, see contact_step) acts at every step: then every step is the unilateral one, and its
+    torques go to friction_forces. Status: OK, DIVERGED, a kernel's status, SINGULAR or
+    PYTHON_STEP (the state is that step's start)."""
+    m = m_bytes.view(MODEL_DTYPE)
+    nq = m[0].nq
+    nv = m[0].nv
+    h = dt
+    any_prescribed = False
+    for k in range(nv):
+        if prescribed[k]:
+            any_prescribed = True
+    has_damping = False
+    for k in range(nv):
+        if damping[k] != 0.0:
+            has_damping = True
+    any_prescribed = np.bool_(any_prescribed)     # plain bools: one compile of contact_step and _stage
+    has_damping = np.bool_(has_damping)
+    has_ground = gnd[6] != 0.0
+    n_ground = gnd[:3]
+    flags = _law_flags(code)
+    any_law = flags[4]
+    record = rec_t.shape[0] >= n
+    zero = np.zeros(nv)
+    g = np.empty(nv)
+    d = np.empty(nv)
+    d_static = np.empty(nv)
+    q_ref = np.empty(nq)
+    q_ref_static = np.empty(nq)
+    e = np.empty(nv)
+    a_cmd = np.empty(nv)
+    tau_cmd = np.empty(nv)
+    a1 = np.empty(nv)
+    tau1 = np.empty(nv)
+    q_new = np.empty(nq)
+    v_new = np.empty(nv)
+    q_save = np.empty(nq)
+    v_save = np.empty(nv)
+    pw = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    _tangents(n_ground, t1, t2)
+    u1 = np.empty(3)
+    u2 = np.empty(3)
+    npts = geo[0].shape[0] + geo[8].shape[0] + geo[13].shape[0]
+    pskip = pgeo[8]
+    ns = pskip.shape[0]
+    pcap = 0
+    for i in range(ns):
+        for j in range(i + 1, ns):
+            if not pskip[i, j]:
+                pcap += 4
+    has_pairs = pcap > 0
+    g_mag = math.sqrt(m[0].g[3] * m[0].g[3] + m[0].g[4] * m[0].g[4] + m[0].g[5] * m[0].g[5])
+    pbase = npts + 1                  # keys of pair contacts start after the support points'
+    cap = npts + 1 + pcap
+    cbb = np.zeros(cap, dtype=np.int64)
+    cn = np.zeros((cap, 3))
+    sbb = np.zeros(cap, dtype=np.int64)
+    sn = np.zeros((cap, 3))
+    cb = np.zeros(cap, dtype=np.int64)
+    cx = np.zeros((cap, 3))
+    cd = np.zeros(cap)
+    ckey = np.zeros(cap, dtype=np.int64)
+    cshape = np.zeros(cap, dtype=np.int64)
+    counts = np.zeros(int(gnd[7]) + 1, dtype=np.int64)
+    nlim = lim_q.shape[0]
+    li = np.zeros(2 * nlim + 1, dtype=np.int64)
+    ls = np.zeros(2 * nlim + 1)
+    ld = np.zeros(2 * nlim + 1)
+    nb = m.shape[0]
+    T = np.empty((nb, 12))
+    Jall = np.zeros((nb, 6, nv))
+    M = np.empty((nv, nv))
+    # for the smooth stretches
+    no_seq = np.zeros((0, nv))
+    sub_done = np.zeros(1, dtype=np.int64)
+    sub_energy = np.zeros(3)
+    # closed loops: their work buffer and rows, the step's multipliers, the projection's scratch
+    nrows = lam_out.shape[0]
+    loops = ci.shape[0] > 0
+    lw = np.empty(loop_work_size(nv, nrows))
+    fr = np.empty(nrows)
+    Ar = np.empty((nrows, nv))
+    br = np.empty(nrows)
+    lam_step = np.empty(nrows)
+    q_try = np.empty(nq)
+    st = _static_reference(m_bytes, code, params, base, flags, d_static, q_ref_static)
+    if st != OK:
+        return st
+    done[0] = 0
+    step = 0
+    wide = False
+    has_friction = fric_v.shape[0] > 0
+    for k in range(nv):
+        friction_forces[k] = 0.0
+    while step < n:
+        t = tv[0]
+        st = forward_kinematics(m_bytes, ws_k, q, T)
+        if st != OK:
+            return st
+        nc = 0
+        if has_ground:
+            nc = detect(geo, T, n_ground, gnd[3], CONTACT_MARGIN, t1, t2, counts, cb, cx, cd, ckey, cshape)
+        for i in range(nc):
+            cbb[i] = 0
+            for c in range(3):
+                cn[i, c] = n_ground[c]
+        if has_pairs:
+            # the bodies a step can bring together (engine.contact.python_step.ContactStepper._pair_margin)
+            speed = 0.0
+            for k in range(nv):
+                speed = max(speed, abs(v[k]))
+            pm = CONTACT_MARGIN + g_mag * h * h + 2.0 * h * speed * (1.0 + char_length)
+            nc = _pairs(pgeo, T, pm, nc, pbase, cb, cbb, cx, cn, cd, ckey)
+        nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, LIMIT_MARGIN, li, ls, ld)
+        if nc == 0 and nl == 0 and wide:
+            # reached from farther than the margins in one step: widen them for the motion
+            speed = 0.0
+            for k in range(nv):
+                speed = max(speed, abs(v[k]))
+            if has_ground:
+                # every support point (engine.contact.python_step.ContactStepper._wide_candidates)
+                nc = detect(geo, T, n_ground, gnd[3], np.inf, t1, t2, counts, cb, cx, cd, ckey, cshape)
+            for i in range(nc):
+                cbb[i] = 0
+                for c in range(3):
+                    cn[i, c] = n_ground[c]
+            if has_pairs:
+                nc = _pairs(pgeo, T, max(CONTACT_MARGIN, 4.0 * h * speed * char_length + 0.05), nc, pbase, cb, cbb,
+                            cx, cn, cd, ckey)
+            # and every limit: a stop the step would cross can be farther than any margin of the
+            # start velocity (3e4 rad/s^2 at dt 0.01 covers 1.5 rad from rest); a far stop's row
+            # (target -d/h) acts only when the step's own velocity would carry the joint past it
+            nl = limit_candidates(q, v, h, lim_q, lim_v, lim_lo, lim_hi, np.inf, li, ls, ld)
+        elif nc == 0 and nl == 0 and not has_friction:
+            # nothing near: the chosen integrator (without a ground: until a limit comes near)
+            for k in range(nq):
+                q_save[k] = q[k]
+            for k in range(nv):
+                v_save[k] = v[k]
+            sub_energy[:] = 0.0
+            span = 1 if (has_ground or has_pairs) else n - step
+            st = advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, span, integrator, prescribed, code, params, base,
+                                 damping, tau_base, acc_base, no_seq, a_out, tau_out, q_prev, v_prev, bad,
+                                 rec_t, rec_q, rec_v, rec_a, rec_tau, sub_done, ws_k,
+                                 ci, cf, gains, lam_out, sub_energy, proj, lim_q, lim_v, lim_lo, lim_hi,
+                                 np.int64(step))     # int64, not the literal 0 of its first value
+            k_done = sub_done[0]
+            if st == OK and (has_ground or has_pairs) and _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q,
+                                                                    lim_lo, lim_hi, t1, t2, counts, cb, cx, cd,
+                                                                    ckey, cshape, T, has_pairs, pgeo, pbase, cbb, cn):
+                # the step crossed the ground: undo it, redo it as a unilateral step
+                for k in range(nq):
+                    q[k] = q_save[k]
+                for k in range(nv):
+                    v[k] = v_save[k]
+                tv[0] = t
+                wide = True
+                continue
+            if k_done > 0:
+                for c in range(3):
+                    energy[c] += sub_energy[c]
+                step += k_done
+                done[0] = step
+                nwarm[0] = 0
+                istats[I_NCON] = 0
+                istats[I_ROWS] = 0
+                istats[I_ITER] = 0
+                istats[I_POLISHED] = 0
+                fstats[F_RESIDUAL] = 0.0
+                for k in range(nv):
+                    limit_forces[k] = 0.0
+            if st == OK:
+                continue
+            if st != UNILATERAL_STEP:
+                return st
+            wide = True            # a limit is near (found above next time) or would be passed
+            continue
+        usual = not wide            # the candidates of the usual margins (none may be: joint friction)
+        wide = False
+        # the unilateral step: inputs at the start
+        if any_law:
+            st = _laws(m_bytes, ws_g, t, q, v, code, params, base, d_static, q_ref_static, tau_base, acc_base,
+                       flags, zero, g, d, q_ref, e, tau_cmd, a_cmd)
+            if st != OK:
+                return st
+        else:
+            for k in range(nv):
+                tau_cmd[k] = tau_base[k]
+                a_cmd[k] = acc_base[k]
+        for k in range(nv):
+            bad[nq + 2 * nv + k] = a_cmd[k]
+            bad[nq + 3 * nv + k] = tau_cmd[k]
+        if any_prescribed and _stop_overrides(v, h, prescribed, a_cmd, nl, li, ls, ld):
+            return PYTHON_STEP          # a stop overrides a prescription: the Python step holds it
+        # the contacts of this step are reported from these candidates (the projection reuses cb..)
+        ncon = 0
+        cb_s = cb[:nc].copy()
+        cx_s = cx[:nc].copy()
+        cd_s = cd[:nc].copy()
+        ckey_s = ckey[:nc].copy()
+        cbb_s = cbb[:nc].copy()
+        cn_s = cn[:nc].copy()
+        st = contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
+                          has_damping, geo, gnd, t1, t2, counts, nc, cb_s, cx_s, cd_s, ckey_s, cbb_s, cn_s, mats,
+                          pgeo, pbase, nl, li, ls, ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, sbb, sn,
+                          warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen,
+                          limit_forces, istats, fstats, T, Jall, M, q_new, v_new, a1, tau1, pw,
+                          ci, cf, gains, lam_step, lw, fr, Ar, br, zero, fric_v, fric_f, friction_forces)
+        if st != OK:
+            return st
+        if usual and nc == 0 and nl == 0 and _violated(m_bytes, ws_k, q_new, geo, gnd, has_ground, lim_q, lim_lo,
+                                                       lim_hi, t1, t2, counts, cb, cx, cd, ckey, cshape, T,
+                                                       has_pairs, pgeo, pbase, cbb, cn):
+            # a step of joint friction alone crossed the ground or a stop: redo it with margins
+            # widened for its motion (engine.contact.python_step.ContactStepper.advance)
+            wide = True
+            continue
+        if not (_bounded(q_new) and _bounded(v_new) and _bounded(a1)):
+            for k in range(nq):
+                bad[k] = q_new[k]
+            for k in range(nv):
+                bad[nq + k] = v_new[k]
+                bad[nq + nv + k] = a1[k]
+            return DIVERGED
+        if loops:
+            if close_loops(m_bytes, ws, ws_k, q_new, v_new, t + h, ci, cf, gains, zero, prescribed, fr, Ar, br, lw,
+                           q_try, proj) != OK:
+                return PYTHON_STEP
+            for i in range(nrows):
+                lam_out[i] = lam_step[i]
+        # contacts with a positive normal impulse (warm_lam holds this step's impulses, contacts first)
+        for k in range(nc):
+            if warm_lam[k, 0] > 0.0:
+                c_body[ncon] = cb_s[k]
+                c_other[ncon] = cbb_s[k]
+                _tangents(cn_s[k], u1, u2)
+                for i in range(3):
+                    c_point[ncon, i] = cx_s[k, i]
+                    c_normal[ncon, i] = cn_s[k, i]
+                    c_force[ncon, i] = (cn_s[k, i] * warm_lam[k, 0] + u1[i] * warm_lam[k, 1]
+                                        + u2[i] * warm_lam[k, 2]) / h
+                c_pen[ncon] = max(0.0, -cd_s[k])
+                ncon += 1
+        istats[I_NCON] = ncon
+        if record:
+            rec_t[step] = t
+            for k in range(nq):
+                rec_q[step, k] = q[k]
+            for k in range(nv):
+                rec_v[step, k] = v[k]
+                rec_a[step, k] = a1[k]
+                rec_tau[step, k] = tau1[k]
+        for c in range(3):
+            energy[c] += h * pw[c]
+        for k in range(nq):
+            q_prev[k] = q[k]
+            q[k] = q_new[k]
+        for k in range(nv):
+            v_prev[k] = v[k]
+            v[k] = v_new[k]
+            a_out[k] = a1[k]
+            tau_out[k] = tau1[k]
+        tv[1] = t
+        tv[0] = t + h
+        step += 1
+        done[0] = step
+    return OK

@@ -1,0 +1,1 @@
+"""The Simulator (simulator) and the torque readout of prescribed joints (motor_torque)."""
