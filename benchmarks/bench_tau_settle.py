@@ -17,7 +17,7 @@ import time
 import engine
 from engine.catalog import load_model
 from engine.simulation.motor_torque import settle
-from app.headless import window_start, make_simulator
+from app.sim.setup import window_start, make_simulator
 
 
 def main():

@@ -130,7 +130,7 @@ def test_on_the_ground_by_default_the_robot_stands_as_in_the_window(tmp_path):
     z = data[:, col["q:root_joint[2]"]]
     assert np.abs(z - z[0]).max() < 5e-3
     assert data[-1, col["contact:total:fz"]] == pytest.approx(model.mass * 9.81, rel=0.05)
-    from app.headless import window_start
+    from app.sim.setup import window_start
     setup = window_start(engine, model)
     assert setup.ground and "root_joint" not in setup.inputs
     assert all(setup.inputs[j.name].kind == "hold" for j in model.joints[1:])
@@ -156,7 +156,7 @@ def test_floating_base_is_held_as_in_the_window_and_released_on_request(tmp_path
     drop = free[0, col["q:root_joint[2]"]] - free[-1, col["q:root_joint[2]"]]
     assert drop == pytest.approx(0.5 * 9.81 * t * t, rel=1e-6)          # free fall of the whole robot
     # the window holds it the same way (its start is the same function of the model)
-    from app.headless import window_start
+    from app.sim.setup import window_start
     setup = window_start(engine, model, ground=False)
     assert setup.inputs["root_joint"].mode == "acceleration" and setup.inputs["root_joint"].kind == "hold"
     assert not window_start(engine, model, release_base=True, ground=False).inputs
@@ -251,7 +251,7 @@ def test_lesson_sets_model_state_modes_integrator_and_dt(tmp_path):
     assert np.abs(data[:, col["tau:joint1"]]).max() > 0 and 0.6 < q1.min() and q1.max() < 1.4
     assert np.ptp(q1) > 0.2
     # the same as applying the lesson in-process
-    from app.headless import read_lesson, window_start, apply_lesson_to_simulation, make_simulator
+    from app.sim.setup import read_lesson, window_start, apply_lesson_to_simulation, make_simulator
     model = load_model("double_pendulum")
     setup = apply_lesson_to_simulation(read_lesson(str(path)), engine, window_start(engine, model))
     sim, _ = make_simulator(engine, setup)
@@ -282,7 +282,7 @@ def test_bad_lessons_are_clear_errors(tmp_path):
 def test_apply_lesson_to_simulation_takes_lesson_objects_and_dicts():
     """The lesson may come from app.lessons (an object: model, modes, laws, integrator, dt) or be
     the JSON form; both give the same setup (in-process: no subprocess needed)."""
-    from app.headless import window_start, apply_lesson_to_simulation, UsageError
+    from app.sim.setup import window_start, apply_lesson_to_simulation, UsageError
     from app.sim.inputs import JointInput
     model = load_model("double_pendulum")
 

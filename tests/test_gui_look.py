@@ -74,7 +74,7 @@ def _blended_edge_pixels(img):
 
 
 def test_multisampling_policy_and_smoothed_edges(qtbot, window, models, engine_mod, monkeypatch):
-    import app.viewport.view3d as v3
+    import app.viewport.glinfo as v3
     monkeypatch.delenv("JOINTLAB_MSAA", raising=False)
     assert v3.samples_for("llvmpipe (LLVM 15.0.7, 256 bits)") == 0      # software GL: too costly
     assert v3.samples_for("NVIDIA GeForce RTX 3060/PCIe/SSE2") == 4
@@ -128,7 +128,7 @@ def test_floor_checker_fades_into_the_background_at_the_horizon(qtbot, window, m
 
 
 def test_shadows_default_on_a_gpu_only():
-    from app.viewport.view3d import shadows_for
+    from app.viewport.glinfo import shadows_for
     assert shadows_for("NVIDIA GeForce RTX 3060/PCIe/SSE2") and shadows_for("AMD Radeon Graphics")
     assert not shadows_for("llvmpipe (LLVM 15.0.6, 256 bits)") and not shadows_for("softpipe")
 

@@ -149,7 +149,7 @@ def test_the_command_line_starts_as_the_window(qtbot, window, engine_mod, tmp_pa
     np.testing.assert_allclose(row[L.ddq], snap.a, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(row[L.tau], snap.tau, rtol=1e-9, atol=1e-9)
     # the same joints held for the same reasons (the quadruped stands on the ground: its legs held)
-    from app.headless import window_start
+    from app.sim.setup import window_start
     assert window.held_joints == window_start(engine_mod, window.model).held
     if name == "quadruped":
         assert set(window.held_joints.values()) == {"standing"} and "root_joint" not in window.held_joints

@@ -1,7 +1,7 @@
 """Every shipped lesson does what its notes promise (issue 32, item 2).
 
 Each lesson is run headless by the code the window uses to build its simulation
-(``app.headless.window_start``: the window's initial state, ground and joint-limit defaults and held
+(``app.sim.setup.window_start``: the window's initial state, ground and joint-limit defaults and held
 joints, as ``MainWindow._hold_at_start``; ``apply_lesson_to_simulation``: the lesson's state, joint
 modes and laws, constraint switches, gravity, integrator and dt; ``make_simulator``: the window's
 input laws in the compiled step), for a few seconds of simulated time, and the physical claim of its
@@ -20,7 +20,7 @@ import pytest
 import engine
 from engine.catalog import load_model, initial_state as catalog_state
 from app.sim import lessons as L
-from app.headless import window_start, apply_lesson_to_simulation, make_simulator
+from app.sim.setup import window_start, apply_lesson_to_simulation, make_simulator
 from app.sim.inputs import JointInput
 
 LESSONS = {os.path.basename(p)[:2]: p for p in L.shipped_lessons()}

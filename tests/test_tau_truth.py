@@ -27,7 +27,7 @@ from engine.teaching.equation import equation_terms, contact_wrenches
 from engine.simulation.simulator import set_compiled_step, compiled_step
 from engine.contact.python_step import ContactStepper
 
-from app.headless import window_start, make_simulator, apply_modes
+from app.sim.setup import window_start, make_simulator, apply_modes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

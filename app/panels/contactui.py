@@ -23,7 +23,7 @@ import pyqtgraph.opengl as gl
 from PyQt6 import QtCore, QtWidgets
 
 from app.sim.contactsim import default_ground, limited_joints
-from app.window.menus import action
+from app.widgets.actions import action
 from app.viewport.scene import OVERLAY_GL, _arrow_segments, arrow_vectors
 
 CONTACT_COLOR = (0.9, 0.0, 0.55, 1.0)      # contact forces: magenta (no other overlay, no shipped link)

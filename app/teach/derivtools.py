@@ -538,7 +538,7 @@ def lesson(win, name):
 
 def add_actions(win, menu):
     """The Simulation menu's entries (called by menus.build_menus)."""
-    from app.window.menus import action
+    from app.widgets.actions import action
     menu.addSeparator()
     action(win, menu, "&Linearize Here…", lambda: linearize_here(win), "Ctrl+L",
            tip="eigenvalues and mode shapes of the linearised dynamics at the current state")

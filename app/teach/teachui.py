@@ -11,7 +11,7 @@ from PyQt6 import QtCore, QtWidgets
 
 from app.teach.equationview import EquationView
 from app.teach.inspector import InspectorPanel
-from app.window.menus import action
+from app.widgets.actions import action
 from app.teach.stepthrough import StepThroughPanel
 from app.teach.teachoverlay import TeachOverlay
 

@@ -15,11 +15,11 @@ from pyqtgraph.opengl import shaders
 from PyQt6 import QtGui
 
 from app.viewport import meshes
+from app.viewport.glinfo import BACKGROUND, shadows_default
 from app.viewport.picking import pick
 from app.viewport.floor import FloorItem, shadow_blobs, shape_boxes
 from app.viewport.robotitem import RobotMeshItem, body_shader
 
-BACKGROUND = (236, 238, 242)        # the view's clear colour; the floor fades into it (horizon)
 
 def lit_fragment():
     """The bodies' fragment shader: the colour lit per vertex (``robotitem.VERTEX_SHADER``)."""
@@ -96,8 +96,7 @@ class Scene:
         self.floor = FloorItem(background=BACKGROUND)
         view.addItem(self.floor)
         self._boxes = ((), ())           # body of each shape, corners of its box (shadows)
-        from app.viewport.view3d import shadows_default
-        self.shadows = shadows_default()  # off under software GL (app/view3d.shadows_for)
+        self.shadows = shadows_default()  # off under software GL (glinfo.shadows_for)
         self.body_poses = None
         self._shader = body_shader(lit_fragment())
         self.extent = (np.zeros(3), 1.0)

@@ -22,13 +22,15 @@ from app.panels.constraintpanel import ConstraintPanel
 from app.panels.contactui import ContactUI
 from app.sim.contactsim import floating
 from app.window.gallery import Gallery, shipped_entries
-from app.window.menus import SPEEDS, STEPS, build_menus, action, rtf_text
+from app.window.menus import SPEEDS, STEPS, build_menus, rtf_text
+from app.widgets.actions import action
 from app.panels.jointpanel import JointPanel
 from app.plotting.plots import PlotPanel
 from app.plotting.plotstyle import default_channels
 from app.viewport.scene import Scene
 from app.teach.teachui import TeachingUI
-from app.viewport.view3d import View3D, frame_ms_default
+from app.viewport.view3d import View3D
+from app.viewport.glinfo import frame_ms_default
 from app.window.recording import RecordingControl
 
 DEFAULT_MODEL = "double_pendulum"
@@ -122,7 +124,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timer = QtCore.QTimer(self)
         self.timer.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._frame)
-        self.timer.start(frame_ms_default())     # 16 ms on a GPU, 20 under software GL (view3d.frame_ms_for)
+        self.timer.start(frame_ms_default())     # 16 ms on a GPU, 20 under software GL (glinfo.frame_ms_for)
         if engine is not None:
             self.set_engine(engine)
 
@@ -425,10 +427,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _hold_at_start(self, model):
         """Joints held (acceleration-prescribed, "hold still") at start, by the rule `jointlab
-        simulate` uses too (``app.headless.window_start``): massless joints; on the ground every
+        simulate` uses too (``app.sim.setup.window_start``): massless joints; on the ground every
         joint of a floating-base robot but its base (it stands); in the air its floating base.
         Returns the sentences saying why, for the status bar."""
-        from app.headless import window_start
+        from app.sim.setup import window_start
         setup = window_start(self.e, model, ground=self.contact.ground_on(model))
         self.held_joints = dict(setup.held)
         for name, inp in setup.inputs.items():

@@ -1,7 +1,9 @@
 """Menus and tool bars of the main window (the actions call the window's methods)."""
 from __future__ import annotations
 
-from PyQt6 import QtGui, QtWidgets
+from PyQt6 import QtWidgets
+
+from app.widgets.actions import action
 
 SPEEDS = [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0]
 STEPS = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
@@ -16,25 +18,6 @@ def rtf_text(rtf, speed, behind):
     if behind:
         return f"RTF {rtf:.2f} (asked {speed_text(speed)}): physics slower than real time"
     return f"RTF {rtf:.2f} ({speed_text(speed)})"
-
-
-def action(win, menu, text, slot=None, shortcut=None, checkable=False, checked=False, tip=None):
-    a = QtGui.QAction(text, win)
-    if shortcut:
-        a.setShortcut(QtGui.QKeySequence(shortcut))
-    if checkable:
-        a.setCheckable(True)
-        a.setChecked(checked)
-        if slot:
-            a.toggled.connect(slot)
-    elif slot:
-        a.triggered.connect(slot)
-    if tip:
-        a.setStatusTip(tip)
-        a.setToolTip(tip)
-    if menu is not None:
-        menu.addAction(a)
-    return a
 
 
 def build_menus(win):
@@ -97,7 +80,7 @@ def build_menus(win):
     win.act_follow = action(win, vm, "Camera Follows the Robot", None, "F", checkable=True, checked=False,
                             tip="keep the view centred on the root body (for floating-base robots in flight)")
     win.act_follow.setIconText("Follow")
-    from app.viewport.view3d import shadows_default
+    from app.viewport.glinfo import shadows_default
     win.act_shadows = action(win, vm, "Soft Shadows",
                              lambda on: win.scene.set_shadows(on) if getattr(win, "scene", None) else None,
                              checkable=True, checked=shadows_default(),
