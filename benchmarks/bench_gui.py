@@ -124,7 +124,7 @@ def setup(args):
             inputs[j.name] = JointInput("acceleration", "hold")
         elif any(s in j.name for s in ("shoulder", "elbow")) or j.name.startswith("l_hip") or j.name == "l_knee":
             # inside the joint's stops (a sine through a stop is held there, in the Python step:
-            # the compiled step hands such steps back, see engine.contact.kernels._stop_overrides)
+            # the compiled step hands such steps back, see engine.contact.step._stop_overrides)
             lo, hi = float(j.lower[0]), float(j.upper[0])
             mid = 0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi) else 0.0
             amp = min(0.4, 0.4 * (hi - lo)) if math.isfinite(lo) and math.isfinite(hi) else 0.4

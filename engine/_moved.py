@@ -39,7 +39,7 @@ MOVED = {
     "engine.equation": "engine.teaching.equation",
     "engine.steploop": "engine.stepping.steploop",
     "engine.input_laws": "engine.stepping.input_laws",
-    "engine.contactkernels": "engine.contact.kernels",
+    "engine.contactkernels": "engine.contact.step",
     "engine.unilateral": "engine.contact.python_step",
     "engine.simulator": "engine.simulation.simulator",
     "engine.motor_torque": "engine.simulation.motor_torque",

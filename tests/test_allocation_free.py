@@ -2,7 +2,7 @@
 counts every array it allocates; a call of Simulator.step(n) allocates its scratch once, so the
 count of a 300-step call equals that of a 10-step call. Covered: trees and closed loops (the
 constrained dynamics and the drift projection inside the loop) with every integrator. Not covered:
-the contact step (engine/contact/kernels.py), which allocates its per-step candidate arrays."""
+the contact step (engine/contact/step.py), which allocates its per-step candidate arrays."""
 import pytest
 from numba.core.runtime import _nrt_python as nrt, rtsys
 

@@ -338,7 +338,7 @@ def test_fifty_bodies_the_broad_phase_keeps_only_the_near_pair():
     over the shapes' bounding boxes (grown by the contact margin) passes one candidate pair of the
     1326 to the narrow phase, the step finds that pair's contact, and the ball stays on the box."""
     from engine.contact.geometry import ContactGeometry
-    from engine.contact.kernels import CONTACT_MARGIN
+    from engine.contact.detect import CONTACT_MARGIN
     from engine.algorithms.api import _world_poses
     from engine.collision import aabb, sweep_and_prune
     sc = Scene()

@@ -255,7 +255,7 @@ def test_steps_that_drift_project_in_the_compiled_loop(name):
     ("five_bar", "semi_implicit_euler", 1.4, True),      # one motor prescribed, runs onto its own stop
 ])
 def test_loops_with_joint_limits_step_compiled_as_the_python_step(name, integrator, seconds, prescribe):
-    """Closed loops with joint limits: the compiled unilateral step (engine.contact.kernels) puts the
+    """Closed loops with joint limits: the compiled unilateral step (engine.contact.step) puts the
     loop rows into the limit solve and projects drift as the Python step does: no step in Python,
     the same trajectory, multipliers, limit torques, projections and energy account. The four-bar
     and the slider-crank turn fully (continuous joints): they run with their crank and coupler or

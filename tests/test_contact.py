@@ -178,7 +178,7 @@ def test_limits_default_on_only_when_the_model_has_limits():
 
 
 def _python_twin(make):
-    """Two simulators from make(): the first steps compiled (engine.contact.kernels), the second
+    """Two simulators from make(): the first steps compiled (engine.contact.step), the second
     through the Python step (a control callback that changes nothing forces it)."""
     a, b = make(), make()
     b.set_control(lambda t, q, v: None)

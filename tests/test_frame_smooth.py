@@ -22,7 +22,7 @@ def test_the_compiled_step_entry_points_release_the_interpreter_lock(engine_mod)
     (numba's nogil): while one runs, the window's thread draws. (Simulator.step calls them in
     chunks with Python between, so a timing test from Python would see the hand-overs at those
     points, not the kernels: the option itself is what is checked.)"""
-    from engine.contact import kernels as contactkernels
+    from engine.contact import step as contactkernels
     from engine.stepping import steploop
     for disp in (steploop.advance, steploop.advance_limited, contactkernels.contact_advance):
         assert disp.targetoptions.get("nogil") is True, disp.py_func.__qualname__

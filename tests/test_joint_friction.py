@@ -1,5 +1,5 @@
 """Joint dry friction (issue 31 item 8): URDF ``<dynamics friction>`` / MJCF ``frictionloss`` act as
-set-valued Coulomb friction in the velocity-level step (engine.contact.python_step, engine.contact.kernels),
+set-valued Coulomb friction in the velocity-level step (engine.contact.python_step, engine.contact.step),
 a BOX row per coordinate with |impulse| <= f h and target velocity 0, as MuJoCo's frictionloss.
 
 Known answers:

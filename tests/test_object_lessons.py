@@ -187,7 +187,7 @@ def _chain(masses):
 
 
 def test_impact_pass_hands_the_speed_down_a_row_of_equal_balls():
-    from engine.contact.kernels import impact_pass
+    from engine.contact.solver import impact_pass
     J, Minv, W = _chain([0.5] * 5)
     v = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
     vel = J[0::3] @ v
@@ -208,7 +208,8 @@ def test_impact_pass_never_adds_energy(seed):
     """Random masses, restitutions in [0, 1] and velocities: the kinetic energy after the pass is
     the energy before less the returned loss (>= 0), at e = 1 for every contact the same, and no
     contact approaches afterwards faster than RESTITUTION_SPEED."""
-    from engine.contact.kernels import impact_pass, RESTITUTION_SPEED
+    from engine.contact.rows import RESTITUTION_SPEED
+    from engine.contact.solver import impact_pass
     rng = np.random.default_rng(seed)
     masses = rng.uniform(0.1, 5.0, 6)
     J, Minv, W = _chain(masses)

@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture(params=["python", "compiled"])
 def step_kind(request, monkeypatch):
     """Runs the test with the Python step only, then with the compiled step; yields a list whose
-    length counts the compiled unilateral runs (engine.contact.kernels.contact_advance calls)."""
+    length counts the compiled unilateral runs (engine.contact.step.contact_advance calls)."""
     old = compiled_step()
     set_compiled_step(request.param == "compiled")
     runs = []

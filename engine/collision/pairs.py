@@ -1,5 +1,5 @@
 """Body-body contact candidates for the contact step (compiled; the Python step and
-engine.contact.kernels both call ``pair_contacts``, so they see the same contacts in the same order).
+engine.contact.step both call ``pair_contacts``, so they see the same contacts in the same order).
 
 A model's collision shapes on movable bodies, as plain arrays (``pair_geometry``):
     kinds (ns,), sizes (ns, 3), verts (V, 3), vstart (ns,), vcount (ns,)   the shapes (shapes.py)

@@ -48,7 +48,7 @@ __all__ = ["Ground", "Contact", "ContactGeometry", "MAX_POINTS_PER_SHAPE"]
 MAX_POINTS_PER_SHAPE = 8
 RIM_POINTS = 8
 RIM_FLAT_COS2 = 0.75     # rim points touch only while the cap's axis is within 30 deg of the normal
-                         # (engine.contact.kernels has the same constant)
+                         # (engine.contact.step has the same constant)
 
 
 class Ground:

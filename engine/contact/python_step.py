@@ -85,7 +85,7 @@ when it is admissible (lambda_n >= 0, inside the cone, no inactive row violated)
 contact has exactly zero slip and a resting stack exactly zero sinking velocity. Before PGS, the
 warm start's own active set (the last step's) is polished the same way and taken when its answer
 is exact (residual <= 1e-12 m/s): resting contact then needs no sweep. Both paths call the one
-compiled ``engine.contact.kernels.solve``.
+compiled ``engine.contact.solver.solve``.
 
 Position errors: the linear motion is exact (speculative rows); what remains is second order
 (a rotating corner moves on an arc): after the step any penetration beyond ``PENETRATION_SLOP``
@@ -112,11 +112,13 @@ from engine.loops.constraints import active_constraints, constraint_system
 from engine.stepping.driver import INTEGRATOR_CODES
 from engine.contact.geometry import ContactGeometry, Contact
 
-from engine.contact.kernels import (BILATERAL, UNILATERAL, NORMAL, TANGENT, BOX, PGS_MAX_ITER, PGS_TOL,
-                                    CONTACT_MARGIN, PENETRATION_SLOP, RESTITUTION_SPEED, bounce_speed, pgs,
-                                    solve, delassus as _delassus, rows_kernel as _rows_kernel, contact_advance,
-                                    I_ROWS, I_ITER, I_POLISHED, I_STEPS, I_MAX_ITER, I_NCON, F_RESIDUAL,
-                                    F_WORST)
+from engine.contact.detect import CONTACT_MARGIN
+from engine.contact.rows import (RESTITUTION_SPEED, bounce_speed, delassus as _delassus,
+                                 rows_kernel as _rows_kernel)
+from engine.contact.solver import (BILATERAL, UNILATERAL, NORMAL, TANGENT, BOX, PGS_MAX_ITER, PGS_TOL, pgs,
+                                   solve)
+from engine.contact.step import (PENETRATION_SLOP, contact_advance, I_ROWS, I_ITER, I_POLISHED, I_STEPS,
+                                 I_MAX_ITER, I_NCON, F_RESIDUAL, F_WORST)
 from engine.stepping.steploop import LIMIT_MARGIN
 
 LIMIT_SLOP = 1e-3           # rad or m past a stop left alone (a loop's drift: 2e-4 rad in the five-bar)
@@ -159,7 +161,7 @@ class ContactStepper:
         # free joints of a parent that can not rotate the frame they move in (the ground)
         self.free = [(j.idx_q, j.idx_v) for j in model.joints if j.kind == "free" and j.parent == 0]
         self._jall = np.zeros((model.nbodies + 1, 6, model.nv))
-        self._kernel = None           # buffers of the compiled step (engine.contact.kernels), made at first use
+        self._kernel = None           # buffers of the compiled step (engine.contact.step), made at first use
         self.warm = {}
         self.stats = {"rows": 0, "iterations": 0, "polished": False, "residual": 0.0, "steps": 0,
                       "max_iterations": 0, "worst_residual": 0.0}
@@ -209,7 +211,7 @@ class ContactStepper:
         return rows, fv[pres], ff[pres]
 
     def compiled_span(self, sim, n):
-        """How many of the next n steps engine.contact.kernels may take (0: the next step is the
+        """How many of the next n steps engine.contact.step may take (0: the next step is the
         Python step's): none while a limited joint is past its stop (``_return_into_range`` brings
         it back), else all n. A stop that overrides an acceleration-prescribed joint's prescription
         (the hybrid response moves no prescribed joint, so its limit row can not act) is met by the
@@ -227,7 +229,7 @@ class ContactStepper:
 
     # ------------------------------------------------------------------ the compiled step
     def compiled_ok(self, sim, packed):
-        """Whether engine.contact.kernels.contact_advance takes this simulator's steps: not with a
+        """Whether engine.contact.step.contact_advance takes this simulator's steps: not with a
         Python controller, or loops the compiled step does not know (packed is
         sim._loop_spec(): False for a Pfaffian constraint or projection after every step): the
         Python step handles those."""
@@ -269,7 +271,7 @@ class ContactStepper:
         return self._kernel
 
     def run_compiled(self, sim, n, record, packed):
-        """Up to n steps of sim in engine.contact.kernels.contact_advance (one compiled call):
+        """Up to n steps of sim in engine.contact.step.contact_advance (one compiled call):
         (steps taken, whether the next step needs the Python step). packed: sim._loop_spec() (None
         without loops), passed in so one step() call packs its loops once."""
         model = self.model
@@ -719,7 +721,7 @@ class ContactStepper:
         when no pair between bodies has restitution. Ground contacts keep their own bounce (the
         speed they land with, ``bounce_speed``); a model with closed loops keeps the simultaneous
         rule (an impulse on one row alone would open a loop)."""
-        from engine.contact.kernels import impact_pass
+        from engine.contact.solver import impact_pass
         nc = len(contacts)
         e = np.array([mats[k][1] if (contacts[k][1] != 0 and not dead[3 * k]) else 0.0 for k in range(nc)])
         if not np.any(e > 0.0):

@@ -83,7 +83,7 @@ COINCIDENT = 2001        # a distance constraint's two points coincide
 FLAT_DISK = 2002         # a rolling disk lies flat
 RANK_DEFICIENT = 2003    # K is rank deficient: use the rank-revealing path
 NOT_PROJECTED = 2004     # project_into declines: engine.loops.constrained.project_constraints must do it (and warn)
-# contact (engine.contact.kernels)
+# contact (engine.contact.step)
 SINGULAR = 3001          # M_ff not positive definite (the Python step names the joint)
 
 

@@ -4,7 +4,7 @@ or joint limits on (``Simulator.tau``; issue 32, "one truth for every torque sho
     tau = ID(q_prev, v_prev, a, f_ext + the step's contact wrenches) - A^T lam - tau_limit - tau_friction
           + d v_prev
 
-The velocity-level step (engine.contact.python_step, engine.contact.kernels) computes the hybrid torque of the
+The velocity-level step (engine.contact.python_step, engine.contact.step) computes the hybrid torque of the
 free motion (before contacts and limits act) and subtracts the constraints' direct push J^T lambda / h;
 the inertial coupling M_pu (a - a_free)_u of the other joints' change of motion is missing there.
 Here it is put back from the step's own a, contact forces and limit torques (a Python recomputation:

@@ -45,7 +45,7 @@ off) keeps the joints within their limits. A step with a contact or a limit near
 Euler step with impulses (whatever ``integrator`` says: impulsive contact and set-valued friction do
 not mix with RK4's stages, and this step is what contact simulators use); steps with nothing near
 keep the chosen integrator. Both kinds of step run compiled, n steps per call
-(``engine.contact.kernels.contact_advance``), except with Pfaffian constraints or a Python callback
+(``engine.contact.step.contact_advance``), except with Pfaffian constraints or a Python callback
 (then each step runs in Python). Bodies touch bodies in both (engine.collision: every pair of
 sphere, box, capsule, cylinder and convex mesh hull; ``model.self_collision`` switches a robot's
 links against each other, off by default; engine.Scene adds free objects). After a step: ``contacts`` (engine.contact.geometry.Contact list),
@@ -96,7 +96,7 @@ INTEGRATORS = ("rk4", "semi_implicit_euler", "euler")
 STABILIZATIONS = ("baumgarte", "none")
 LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
 
-# Whether step() may run the compiled step loops (engine.stepping.steploop, engine.contact.kernels). Always,
+# Whether step() may run the compiled step loops (engine.stepping.steploop, engine.contact.step). Always,
 # but for the window's first start on an empty kernel cache (app/gui.py): there the simulation runs
 # through the Python step, which calls only the dynamics kernels, until the compiled loops' kernels
 # are in the cache and loaded; both paths compute the same numbers (tests/test_compiled_step.py).

@@ -271,7 +271,7 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
     """``advance`` with joint limits watched (engine.contact.python_step): coordinate q[lim_q[k]] (velocity
     v[lim_v[k]]) lives in [lim_lo[k], lim_hi[k]]. A step that starts with a limit within
     LIMIT_MARGIN + 2 h |v| (the unilateral step's candidate test) or that would end past a limit is
-    not taken: UNILATERAL_STEP, the state is that step's start (engine.contact.kernels takes it).
+    not taken: UNILATERAL_STEP, the state is that step's start (engine.contact.step takes it).
     Recorded rows go to rows rec_off + step."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq

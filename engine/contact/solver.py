@@ -1,0 +1,441 @@
+"""The contact solver of the compiled unilateral step: projected Gauss-Seidel with the exact friction
+disk (``pgs``), its complementarity residual (``residual``), the active-set polish (least squares on
+the rows a solution holds active, ``polish``) and pivoting (``pivot``), combined in ``solve``; and before it the sequential impacts between bodies (``impact_pass``: Newton's
+cradle, one pair at a time as the impulse travels). Row kinds: BILATERAL (closed-loop rows), UNILATERAL
+(joint stops), NORMAL and TANGENT (contacts), BOX (joint dry friction: |lambda| <= f h).
+The Python step (engine.contact.python_step) calls the same ``solve``."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.kernel.layout import njit
+from engine.contact.rows import RESTITUTION_SPEED
+
+
+BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
+BOX = 4                         # a joint's dry friction: c = 0 while |lam| < mu[i] (the row's bound, f h), else at it
+PGS_MAX_ITER = 200
+PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
+POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
+
+
+@njit(cache=True)
+def impact_pass(W, vel, gap, e, h, imp):
+    """Sequential impacts between bodies (Newton's cradle): a chain of touching contacts passes an
+    impact on one pair at a time, as the impulse travels, instead of sharing it in one simultaneous
+    solve (which sends the struck row of balls off together). ``vel`` (nc): the contacts' normal
+    velocities (row 3k of W is contact k's normal row); ``gap`` their signed distances; ``e`` their
+    restitution (0: not in the pass: a ground contact, a dead row, an inelastic pair). Repeatedly
+    the contact approaching fastest among those that touch or close their gap in this step
+    (gap + h vel <= 0) faster than RESTITUTION_SPEED gets the pairwise Newton impulse
+    p = -(1 + e) vel / W_kk on its normal row alone: its own normal velocity becomes -e times its
+    own velocity just before, the others change by W[:, k] p (the struck neighbour now approaches
+    the next ball, which gets the next impulse), until no contact approaches (at most 50 nc
+    impulses). ``imp`` (nc) receives each contact's summed impulse, ``vel`` the velocities after.
+    Each impulse changes the kinetic energy by -(1 - e^2) vel^2 / (2 W_kk): none at e = 1, a loss
+    for e < 1; returns the summed loss (>= 0)."""
+    nc = vel.shape[0]
+    loss = 0.0
+    for k in range(nc):
+        imp[k] = 0.0
+    for it in range(50 * nc):
+        best = -1
+        worst = -RESTITUTION_SPEED
+        for k in range(nc):
+            if e[k] <= 0.0 or W[3 * k, 3 * k] <= 0.0:
+                continue
+            u = vel[k]
+            if u < worst and gap[k] + h * u <= 0.0:
+                worst = u
+                best = k
+        if best < 0:
+            break
+        k = best
+        u = vel[k]
+        p = -(1.0 + e[k]) * u / W[3 * k, 3 * k]
+        imp[k] += p
+        loss += 0.5 * p * u * (e[k] - 1.0)           # -p (u + u') / 2 with u' = -e u
+        for j in range(nc):
+            vel[j] += W[3 * j, 3 * k] * p
+    return loss
+
+# ------------------------------------------------------------------ the solver
+@njit(cache=True)
+def pgs(W, r, kind, mu, lam, max_iter, tol):
+    """Projected Gauss-Seidel on c = W lam + r: bilateral rows c = 0; unilateral rows
+    0 <= lam _|_ c >= 0; NORMAL rows are followed by two tangent rows with the Coulomb disk
+    |lam_t| <= mu lam_n; BOX rows (a joint's dry friction) |lam| <= mu[i] with c = 0 inside the
+    box and lam = -mu[i] sign(c) on its edge. lam is the warm start and the result. Returns the
+    sweeps done."""
+    m = r.shape[0]
+    it = 0
+    for it in range(1, max_iter + 1):
+        dmax = 0.0
+        i = 0
+        while i < m:
+            k = kind[i]
+            c = r[i]
+            for j in range(m):
+                c += W[i, j] * lam[j]
+            if k == BILATERAL:
+                d = -c / W[i, i]
+                lam[i] += d
+                dv = abs(d) * W[i, i]
+                i += 1
+            elif k == UNILATERAL:
+                new = lam[i] - c / W[i, i]
+                if new < 0.0:
+                    new = 0.0
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                i += 1
+            elif k == BOX:
+                new = lam[i] - c / W[i, i]
+                if new > mu[i]:
+                    new = mu[i]
+                elif new < -mu[i]:
+                    new = -mu[i]
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                i += 1
+            else:
+                new = lam[i] - c / W[i, i]
+                if new < 0.0:
+                    new = 0.0
+                dv = abs(new - lam[i]) * W[i, i]
+                lam[i] = new
+                # tangential 2x2 block
+                c1 = r[i + 1]
+                c2 = r[i + 2]
+                for j in range(m):
+                    c1 += W[i + 1, j] * lam[j]
+                    c2 += W[i + 2, j] * lam[j]
+                a11 = W[i + 1, i + 1]
+                a12 = W[i + 1, i + 2]
+                a22 = W[i + 2, i + 2]
+                # one isotropic step (the block's largest eigenvalue): a fixed point on the rim
+                # of the disk then has lam_t opposite to the slip c_t (maximal dissipation);
+                # the 2x2 block inverse would tilt the friction off the slip when W_tt is skewed
+                wmax = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
+                x1 = lam[i + 1] - c1 / wmax
+                x2 = lam[i + 2] - c2 / wmax
+                lim = mu[i] * lam[i]
+                nt = np.sqrt(x1 * x1 + x2 * x2)
+                if nt > lim:
+                    if nt > 0.0:
+                        x1 *= lim / nt
+                        x2 *= lim / nt
+                d1 = abs(x1 - lam[i + 1]) * a11
+                d2 = abs(x2 - lam[i + 2]) * a22
+                lam[i + 1] = x1
+                lam[i + 2] = x2
+                if d1 > dv:
+                    dv = d1
+                if d2 > dv:
+                    dv = d2
+                i += 3
+            if dv > dmax:
+                dmax = dv
+        if dmax < tol:
+            break
+    return it
+
+
+@njit(cache=True, _nrt=True)
+def residual(W, r, kind, mu, lam):
+    """Worst complementarity residual (m/s): |min(c, W_ii lam)| on unilateral rows, |c| on
+    bilateral ones, and for friction the distance of lam_t from the disk projection of
+    lam_t - c_t / W_tt (scaled by W_tt): zero exactly at a solution."""
+    m = r.shape[0]
+    c = r + W @ lam
+    worst = 0.0
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL:
+            e = abs(c[i])
+            i += 1
+        elif k == BOX:
+            x = lam[i] - c[i] / W[i, i]
+            x = min(mu[i], max(-mu[i], x))
+            e = abs(x - lam[i]) * W[i, i]
+            i += 1
+        else:
+            e = abs(min(c[i], W[i, i] * lam[i]))
+            if k == NORMAL:
+                x1 = lam[i + 1] - c[i + 1] / W[i + 1, i + 1]
+                x2 = lam[i + 2] - c[i + 2] / W[i + 1, i + 1]
+                lim = mu[i] * lam[i]
+                nt = np.sqrt(x1 * x1 + x2 * x2)
+                if nt > lim and nt > 0.0:
+                    x1 *= lim / nt
+                    x2 *= lim / nt
+                e = max(e, abs(x1 - lam[i + 1]) * W[i + 1, i + 1], abs(x2 - lam[i + 2]) * W[i + 1, i + 1])
+                i += 3
+            else:
+                i += 1
+        if e > worst:
+            worst = e
+    return worst
+
+
+@njit(cache=True, _nrt=True)
+def polish(W, r, kind, mu, lam, new):
+    """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
+    (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
+    -mu lam_n s along PGS's slip s: the n row met), active limits, bilateral rows and BOX rows (a
+    joint's friction: sticking inside its box, c = 0 met; or held on its edge, a constant). new
+    receives the answer; False when it is not admissible (then PGS's answer stands)."""
+    m = r.shape[0]
+    fixed = np.zeros(m)               # BOX rows on their edge: known impulses
+    nfixed = 0
+    # column c of the unknowns' map P: up to 3 entries (row prow[c, e], weight pw[c, e])
+    prow = np.zeros((m, 3), dtype=np.int64)
+    pwt = np.zeros((m, 3))
+    pn = np.zeros(m, dtype=np.int64)
+    E = np.empty(m, dtype=np.int64)
+    lam_max = 0.0
+    for i in range(m):
+        lam_max = max(lam_max, abs(lam[i]))
+    lam_n_tol = 1e-12 * max(1.0, lam_max)
+    ncol = 0
+    neq = 0
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL or k == UNILATERAL:
+            if k == BILATERAL or lam[i] > lam_n_tol:
+                prow[ncol, 0] = i
+                pwt[ncol, 0] = 1.0
+                pn[ncol] = 1
+                ncol += 1
+                E[neq] = i
+                neq += 1
+            i += 1
+        elif k == BOX:
+            if abs(lam[i]) < mu[i] * (1.0 - 1e-6):               # sticking
+                prow[ncol, 0] = i
+                pwt[ncol, 0] = 1.0
+                pn[ncol] = 1
+                ncol += 1
+                E[neq] = i
+                neq += 1
+            else:                                                # sliding: on the edge
+                fixed[i] = mu[i] if lam[i] > 0.0 else -mu[i]
+                nfixed += 1
+            i += 1
+        else:
+            if lam[i] > lam_n_tol:
+                nt = math.hypot(lam[i + 1], lam[i + 2])
+                if nt < mu[i] * lam[i] * (1.0 - 1e-6):          # sticking
+                    for a in range(3):
+                        prow[ncol, 0] = i + a
+                        pwt[ncol, 0] = 1.0
+                        pn[ncol] = 1
+                        ncol += 1
+                        E[neq] = i + a
+                        neq += 1
+                elif nt > 0.0:                                   # sliding along -lam_t
+                    for a in range(3):
+                        prow[ncol, a] = i + a
+                    pwt[ncol, 0] = 1.0
+                    pwt[ncol, 1] = mu[i] * lam[i + 1] / nt
+                    pwt[ncol, 2] = mu[i] * lam[i + 2] / nt
+                    pn[ncol] = 3
+                    ncol += 1
+                    E[neq] = i
+                    neq += 1
+                else:
+                    prow[ncol, 0] = i
+                    pwt[ncol, 0] = 1.0
+                    pn[ncol] = 1
+                    ncol += 1
+                    E[neq] = i
+                    neq += 1
+            i += 3
+    if ncol == 0 and nfixed == 0:
+        return False
+    for j in range(m):
+        new[j] = fixed[j]
+    if ncol > 0:
+        A = np.zeros((neq, ncol))
+        b = np.empty(neq)
+        for a in range(neq):
+            e = E[a]
+            b[a] = -r[e]
+            if nfixed > 0:
+                for j in range(m):
+                    b[a] -= W[e, j] * fixed[j]
+            for c in range(ncol):
+                s = 0.0
+                for q in range(pn[c]):
+                    s += W[e, prow[c, q]] * pwt[c, q]
+                A[a, c] = s
+        sol = np.linalg.lstsq(A, b, 1e-12)
+        x = sol[0]
+        for c in range(ncol):
+            for q in range(pn[c]):
+                new[prow[c, q]] += pwt[c, q] * x[c]
+    cv = W @ new + r
+    rmax = 0.0
+    for j in range(m):
+        rmax = max(rmax, abs(r[j]))
+    scale = max(1e-9, rmax)
+    for a in range(neq):
+        if abs(cv[E[a]]) > 1e-9 * scale:
+            return False                                 # inconsistent rows: keep PGS's answer
+    i = 0
+    while i < m:
+        k = kind[i]
+        if k == BILATERAL:
+            i += 1
+            continue
+        if k == BOX:
+            if abs(new[i]) > mu[i] * (1.0 + 1e-9) + lam_n_tol:
+                return False
+            if fixed[i] != 0.0 and cv[i] * fixed[i] > 1e-9 * scale * abs(fixed[i]):   # slips along its friction
+                return False
+            i += 1
+            continue
+        if new[i] < -lam_n_tol or cv[i] < -1e-9 * scale:
+            return False
+        if k == NORMAL:
+            nt = math.hypot(new[i + 1], new[i + 2])
+            if nt > mu[i] * new[i] * (1.0 + 1e-9) + lam_n_tol:
+                return False
+            if lam[i] > lam_n_tol and not (nt < mu[i] * lam[i] * (1.0 - 1e-6)):
+                if cv[i + 1] * new[i + 1] + cv[i + 2] * new[i + 2] > 1e-12 * scale:   # slip opposes friction
+                    return False
+            i += 3
+        else:
+            i += 1
+    for j in range(m):
+        if kind[j] == UNILATERAL or kind[j] == NORMAL:
+            if new[j] < 0.0:
+                new[j] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _take_polished(W, r, kind, mu, lam, new, bound):
+    """Polish lam's active set into new; when admissible with residual <= bound, copy it into lam.
+    Returns (taken, its residual)."""
+    if not polish(W, r, kind, mu, lam, new):
+        return False, 0.0
+    res = residual(W, r, kind, mu, new)
+    if res > bound:
+        return False, res
+    for i in range(r.shape[0]):
+        lam[i] = new[i]
+    return True, res
+
+
+@njit(cache=True, _nrt=True)
+def pivot(W, r, kind, mu, lam, new, trial, bound, rounds):
+    """Active-set rounds for when PGS stops short (a heavy body on a light one: at a mass ratio of
+    1:10000 PGS needs ~1e5 sweeps, and 200 leave light contacts with |lam_t| on the rim of their
+    small cones, so its active set says "sliding" where everything sticks). Starts from PGS's
+    active set with every contact in it sticking, polishes it, and from each polished answer that
+    is not admissible takes the next set (a direct active-set method, as Kostreva's and Judice's
+    for LCPs): a normal row with a negative impulse leaves the set, an inactive one that the answer
+    drives into the ground (c < 0) enters it, a contact whose friction leaves its cone slides
+    against its slip, the others stick. When a set's answer is admissible with residual <= bound it
+    is copied into lam. Returns (taken, its residual)."""
+    m = r.shape[0]
+    rmax = 0.0
+    for i in range(m):
+        trial[i] = lam[i]
+        rmax = max(rmax, abs(r[i]))
+    i = 0
+    while i < m:
+        if kind[i] == NORMAL:
+            trial[i + 1] = 0.0
+            trial[i + 2] = 0.0
+            i += 3
+        else:
+            i += 1
+    for _ in range(rounds):
+        if polish(W, r, kind, mu, trial, new):
+            res = residual(W, r, kind, mu, new)
+            if res <= bound:
+                for i in range(m):
+                    lam[i] = new[i]
+                return True, res
+        cv = W @ new + r
+        scale = 0.0
+        for i in range(m):
+            scale = max(scale, abs(new[i]))
+        scale = max(scale, 1e-300)
+        i = 0
+        while i < m:
+            k = kind[i]
+            if k == BILATERAL:
+                trial[i] = new[i]
+                i += 1
+                continue
+            if k == BOX:
+                x = new[i]
+                if abs(x) >= mu[i] * (1.0 - 1e-6):          # on or past its edge: slide against the slip
+                    if abs(cv[i]) > 1e-9 * max(1.0, rmax):
+                        trial[i] = -mu[i] if cv[i] > 0.0 else mu[i]
+                    else:
+                        trial[i] = mu[i] if x > 0.0 else -mu[i]
+                else:
+                    trial[i] = x                            # stick
+                i += 1
+                continue
+            if new[i] > 1e-12 * scale:
+                trial[i] = new[i]
+            elif cv[i] < 0.0:
+                trial[i] = scale                    # driven into the ground while out of the set
+            else:
+                trial[i] = 0.0
+            if k == NORMAL:
+                t1 = new[i + 1]
+                t2 = new[i + 2]
+                nt = math.hypot(t1, t2)
+                lim = mu[i] * trial[i]
+                if trial[i] > 0.0 and nt > 0.0 and nt > lim * (1.0 - 1e-6):
+                    s1 = cv[i + 1]
+                    s2 = cv[i + 2]
+                    ns = math.hypot(s1, s2)
+                    if ns > 1e-9 * max(1.0, rmax):          # slide against the slip
+                        trial[i + 1] = -lim * s1 / ns
+                        trial[i + 2] = -lim * s2 / ns
+                    else:                                   # along the friction found
+                        trial[i + 1] = lim * t1 / nt
+                        trial[i + 2] = lim * t2 / nt
+                else:
+                    trial[i + 1] = 0.0                      # stick
+                    trial[i + 2] = 0.0
+                i += 3
+            else:
+                i += 1
+    return False, 0.0
+
+
+PIVOT_ROUNDS = 12
+
+
+@njit(cache=True, _nrt=True)
+def solve(W, r, kind, mu, lam):
+    """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
+    The warm start's active set first: resting contact keeps the last step's, and its exact
+    (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
+    is at least as exact as PGS's answer; when PGS stopped short and that set is not admissible,
+    ``pivot`` rounds from it. Returns (sweeps, polished, worst residual)."""
+    m = r.shape[0]
+    if m == 0:
+        return 0, False, 0.0
+    new = np.empty(m)
+    taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW)
+    if taken:
+        return 0, True, res
+    iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
+    res = residual(W, r, kind, mu, lam)
+    taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW))
+    if not taken and iters >= PGS_MAX_ITER:          # PGS stopped short: pivot on its active set
+        taken, res_p = pivot(W, r, kind, mu, lam, new, np.empty(m), max(res, POLISH_BELOW), int(PIVOT_ROUNDS))
+    return iters, taken, res_p if taken else res
