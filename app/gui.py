@@ -186,6 +186,8 @@ class EngineImport:
 
 
 def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), record=None) -> int:
+    """Long because it is the program's start in the order it happens (Qt set-up, cold-start check, warm-up
+    child, window, model, screenshot or recording, exit code), each step depending on the one before."""
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PyQt6")
     from PyQt6 import QtCore, QtWidgets
     # import the GUI modules before the engine thread starts: two threads importing the same module

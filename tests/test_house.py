@@ -173,3 +173,43 @@ def test_the_simulation_side_imports_no_qt():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == "", f"app.sim imports Qt: {r.stdout.strip()[:300]}"
+
+
+# Classes still over 300 lines, each at most its size when the limit came in (issue 30 item 3). They
+# are the next to split; the test fails if one grows or a new one passes the limit, and says so
+# when one shrinks below it (then remove it here).
+CLASS_LINES = 300
+FUNCTION_LINES = 150
+OVERSIZED_CLASSES = {"app.window.mainwindow.MainWindow": 722, "app.plotting.plots.PlotPanel": 645,
+                     "app.sim.simworker.SimWorker": 470, "engine.contact.geometry.ContactGeometry": 314,
+                     "app.panels.jointpanel.JointRow": 301}
+
+
+def _sizes():
+    classes, functions = {}, {}
+    for pkg in ("engine", "app"):
+        for mod, path in _modules(pkg).items():
+            tree = ast.parse(open(path).read(), path)
+            for node in ast.walk(tree):
+                size = getattr(node, "end_lineno", 0) - getattr(node, "lineno", 0) + 1
+                if isinstance(node, ast.ClassDef):
+                    classes[f"{mod}.{node.name}"] = size
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    functions[f"{mod}.{node.name}"] = (size, ast.get_docstring(node) or "")
+    return classes, functions
+
+
+def test_no_class_over_300_lines():
+    classes, _ = _sizes()
+    assert len(classes) > 100
+    over = {k: n for k, n in classes.items() if n > CLASS_LINES and n > OVERSIZED_CLASSES.get(k, 0)}
+    assert not over, f"classes over {CLASS_LINES} lines (split them by job): {over}"
+    done = [k for k, n in OVERSIZED_CLASSES.items() if classes.get(k, 0) <= CLASS_LINES]
+    assert not done, f"now within {CLASS_LINES} lines: remove from OVERSIZED_CLASSES: {done}"
+
+
+def test_a_function_over_150_lines_says_why():
+    """A long function must say in its docstring why it is one function ("Long because ...")."""
+    _, functions = _sizes()
+    bad = {k: n for k, (n, doc) in functions.items() if n > FUNCTION_LINES and "Long because" not in doc}
+    assert not bad, f"functions over {FUNCTION_LINES} lines without 'Long because ...' in the docstring: {bad}"

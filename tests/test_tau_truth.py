@@ -25,7 +25,7 @@ import engine
 from engine.catalog import load_model
 from engine.teaching.equation import equation_terms, contact_wrenches
 from engine.simulation.simulator import set_compiled_step, compiled_step
-from engine.contact.python_step import ContactStepper
+from engine.contact.compiled_driver import CompiledContact
 
 from app.sim.setup import window_start, make_simulator, apply_modes
 
@@ -39,14 +39,14 @@ def step_kind(request, monkeypatch):
     old = compiled_step()
     set_compiled_step(request.param == "compiled")
     runs = []
-    original = ContactStepper.run_compiled
+    original = CompiledContact.run
 
     def counted(self, *args, **kw):
         out = original(self, *args, **kw)
         runs.append(out[0])
         return out
 
-    monkeypatch.setattr(ContactStepper, "run_compiled", counted)
+    monkeypatch.setattr(CompiledContact, "run", counted)
     yield request.param, runs
     set_compiled_step(old)
 

@@ -620,3 +620,15 @@ def gallery_entry(lesson: Lesson):
             os.path.splitext(os.path.basename(lesson.path))[0], "notes": lesson.notes,
             "model": lesson.model.get("name") or lesson.model.get("path"), "path": lesson.path,
             "demonstrates": lesson.title}     # the item's tool tip (a long title is cut in the list)
+
+
+def scene_fields(lesson, model_fields):
+    """The scene a lesson built, for a lesson saved from it: its objects, link materials and ground
+    switch as Lesson fields, and its self-collision switch written into ``model_fields`` (the saved
+    lesson's "model"); {} for no lesson or one without a scene."""
+    if lesson is None or not (lesson.objects or lesson.materials or lesson.ground is not None
+                              or "self_collision" in lesson.model):
+        return {}
+    if "self_collision" in lesson.model:
+        model_fields["self_collision"] = lesson.model["self_collision"]
+    return dict(objects=[dict(o) for o in lesson.objects], materials=dict(lesson.materials), ground=lesson.ground)

@@ -258,13 +258,7 @@ class LessonUI(QtCore.QObject):
         view = {k: a.isChecked() for k, a in win.toggles.items() if k in L.VIEW_TOGGLES}
         view["follow"] = win.act_follow.isChecked()
         cur = self.current
-        extra = {}
-        if cur is not None and (cur.objects or cur.materials or cur.ground is not None
-                                or "self_collision" in cur.model):
-            # the scene the lesson built (its objects' joints are among q and joints above)
-            extra = dict(objects=[dict(o) for o in cur.objects], materials=dict(cur.materials), ground=cur.ground)
-            if "self_collision" in cur.model:
-                m["self_collision"] = cur.model["self_collision"]
+        extra = L.scene_fields(cur, m)      # the scene the lesson built (its objects' joints are among q)
         return L.Lesson(
             model=m, title=title if title is not None else (cur.title if cur else
                                                             (model.description or {}).get("title") or model.name),

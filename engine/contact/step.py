@@ -172,7 +172,11 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     nv zeros. Joint friction (fric_v velocity indices, fric_f their f > 0; empty: off): a BOX row
     per torque-given coordinate (|impulse| <= f h, target 0), and -f sign(v) on the prescribed ones,
     which their motors overcome; friction_forces receives the torques (nv). Status; PYTHON_STEP
-    when the loop rows are degenerate (the Python step warns)."""
+    when the loop rows are degenerate (the Python step warns).
+
+    Long because it is one velocity-level step in the order of the module text (free motion, rows,
+    solve, integrate, settle), following the Python reference step line by line; the stages already live
+    in detect, rows and solver, and what remains shares some thirty work arrays."""
     nv = v.shape[0]
     nq = q.shape[0]
     n = gnd[:3]
@@ -540,7 +544,11 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
     every step a drift past the tolerance is projected away. Joint friction (fric_v, fric_f; empty:
     off, see contact_step) acts at every step: then every step is the unilateral one, and its
     torques go to friction_forces. Status: OK, DIVERGED, a kernel's status, SINGULAR or
-    PYTHON_STEP (the state is that step's start)."""
+    PYTHON_STEP (the state is that step's start).
+
+    Long because it is the compiled loop around contact_step: per step the candidate test, the smooth
+    step or the contact step, records, statistics and status, with its state in local variables across
+    the n steps of one call."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq
     nv = m[0].nv

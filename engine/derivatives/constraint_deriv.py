@@ -360,7 +360,11 @@ def constraint_derivatives(m_bytes, ws_bytes, work, ci, cf, lam, A, dATl, Dq, Dv
     """After ``rnea_derivatives`` at (q, dq, ddq) on the same ws and work: A (rows x nv), the
     derivatives Dq = d r2/dq (tangent space) and Dv = d r2/d dq of r2 = A ddq + dA dq, and
     dATl = d(A^T lam)/dq at fixed lam, for the packed constraints (ci, cf). Scratch: D (2, nv, 2, 6, 3),
-    dW (2, nv, 6), cbody (nv), on (2, nv), tv (42, 6) (3-vectors use the first three columns). Status: OK, COINCIDENT or FLAT_DISK."""
+    dW (2, nv, 6), cbody (nv), on (2, nv), tv (42, 6) (3-vectors use the first three columns). Status: OK, COINCIDENT or FLAT_DISK.
+
+    Long because it is one loop over the packed constraints whose body differentiates each kind's rows
+    (point, distance, weld, gear, rolling) in place, sharing the same scratch arrays and the first
+    pass's body quantities; split by kind, each part would take the same fifteen arrays."""
     m = m_bytes.view(MODEL_DTYPE)
     ws = ws_bytes.view(WS_DTYPE)
     n1 = m.shape[0]

@@ -196,6 +196,8 @@ def load_mjcf(path) -> "Model":  # noqa: F821
 
 
 def _build(mujoco, m, file, said=()):
+    """Long because it walks MuJoCo's compiled model once, body by body, turning each joint, geom and
+    equality into the engine's; the cases share the name maps and the list of what is left out."""
     OBJ = mujoco.mjtObj
     JNT = mujoco.mjtJoint
     ignored = []              # what the engine leaves out, named in the file's one MJCFWarning

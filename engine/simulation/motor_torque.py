@@ -48,23 +48,19 @@ def settle(sim, record=None):
     model = sim.model
     if record is not None and len(record[0]) > 1:
         _settle_rows(sim, record)
-    if sim._contacts is not None:
-        touching = len(sim._contacts) > 0
-    else:
-        touching = len(sim._contact_arrays[0]) > 0
-    friction = getattr(sim, "friction_forces", None)
-    friction = np.zeros(model.nv) if friction is None else np.asarray(friction, dtype=float)
+    touching = sim.state.touching()
+    friction = np.asarray(sim.state.friction_forces, dtype=float)
     if not (touching or np.any(sim.limit_forces) or np.any(friction) or np.any(sim.blocked) or sim._stepper.free):
         return       # no impulse acted and no free root's frame turned: the step's torque is exact
     q, v, a = sim.q_prev, sim.v_prev, sim.a
-    if sim._contacts is not None:
-        cs = sim._contacts
+    if sim.state._contacts is not None:
+        cs = sim.state._contacts
         index = model.body_index
         bodies = [index(c.body) for c in cs]
         others = [0 if c.other in (None, "ground", "world") else index(c.other) for c in cs]
         points, forces = [c.point for c in cs], [c.force for c in cs]
     else:
-        bodies, points, _, forces, _ = sim._contact_arrays
+        bodies, points, _, forces, _ = sim.state._contact_arrays
         others = None
     f_all = contact_body_wrenches(model, q, bodies, points, forces, others)
     for name, w in (sim.f_ext or {}).items():
@@ -74,8 +70,8 @@ def settle(sim, record=None):
     if lam is not None and np.size(lam):
         _, A, _, _ = constraint_system(model, q, v, active_constraints(model))
         need -= A.T @ lam
-    if sim._has_damping:
-        need += sim._damping * v
+    if sim.python.has_damping:
+        need += sim.python.damping * v
     free = pres & ~sim.blocked
     tau = np.array(sim.tau, dtype=float)
     tau[free] = need[free] - sim.limit_forces[free] - friction[free]   # joint friction: the motor overcomes it
@@ -113,7 +109,7 @@ def _settle_rows(sim, record):
     pres = np.asarray(sim.prescribed, dtype=bool)
     for i in range(len(record[0]) - 1):
         q, v, a = rec_q[i], rec_v[i], rec_a[i]
-        a_free, _, _ = sim._accel(q, v, np.where(pres, a, 0.0), np.where(pres, 0.0, rec_tau[i]))
+        a_free, _, _ = sim.python.accel(q, v, np.where(pres, a, 0.0), np.where(pres, 0.0, rec_tau[i]))
         da = a - a_free
         if np.any(da):
             dtau = (mass_matrix(sim.model, q) @ da)[pres]

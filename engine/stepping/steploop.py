@@ -272,7 +272,11 @@ def advance_limited(m_bytes, ws, ws_g, q, v, tv, dt, n, integrator, prescribed, 
     v[lim_v[k]]) lives in [lim_lo[k], lim_hi[k]]. A step that starts with a limit within
     LIMIT_MARGIN + 2 h |v| (the unilateral step's candidate test) or that would end past a limit is
     not taken: UNILATERAL_STEP, the state is that step's start (engine.contact.step takes it).
-    Recorded rows go to rows rec_off + step."""
+    Recorded rows go to rows rec_off + step.
+
+    Long because it is the compiled step loop with the limit watch inlined: its state lives in local
+    variables across steps, and stages split into functions would pass some forty arrays each (numba
+    inlines helpers, but the loop's bookkeeping of records, energy and status stays here)."""
     m = m_bytes.view(MODEL_DTYPE)
     nq = m[0].nq
     nv = m[0].nv

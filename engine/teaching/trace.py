@@ -249,6 +249,9 @@ def trace(model, q, v, prescribed, a, tau, f_ext=None):
 
 
 def _trace(model, q, v, prescribed, a, tau, f_ext):
+    """Long because it is Kim's tables 2-4 written out in order, recording every quantity as it is
+    computed: the Inspector shows them in this order, and a reader compares it line by line with the
+    paper."""
     m = model._m.view(np.recarray)
     ws_arr = _workspace(model, f_ext)
     ws = ws_arr.view(np.recarray)
