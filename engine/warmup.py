@@ -113,7 +113,7 @@ def prepare(log=None, modules=KERNEL_MODULES):
 
 # the Python modules of a simulation: the kernels typed at their first call that they call (the
 # step loop's advance_limited, the contact step's contact_advance, pgs, ...) are what load_cached loads
-SIMULATION_MODULES = ("engine.stepping.driver", "engine.contact.python_step")
+SIMULATION_MODULES = ("engine.stepping.driver", "engine.contact.python_step", "engine.contact.compiled_driver")
 
 
 def load_cached(modules=SIMULATION_MODULES):

@@ -110,6 +110,11 @@ def test_simulation_modules_reach_cached_kernels():
         mod = importlib.import_module(name)
         lazy = [k for k, v in vars(mod).items() if isinstance(v, CPUDispatcher) and not isinstance(v, Kernel)]
         assert lazy, f"SIMULATION_MODULES: {name} holds no kernel typed at its first call"
+    # the entry points of the simulation's compiled steps are among them (their first call would
+    # otherwise load them in the middle of a run)
+    held = {v.py_func.__name__ for name in warmup.SIMULATION_MODULES
+            for v in vars(importlib.import_module(name)).values() if isinstance(v, CPUDispatcher)}
+    assert {"advance", "advance_limited", "contact_advance"} <= held, sorted(held)
 
 
 def test_prepare_refuses_a_name_that_holds_no_kernel():

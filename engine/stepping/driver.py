@@ -1,4 +1,4 @@
-"""Python side of the compiled step loop (``engine.algorithms.step.advance``): the buffers one
+"""Python side of the compiled step loop (``engine.stepping.steploop.advance``): the buffers one
 simulator owns (its own workspaces, so the loop shares nothing with other threads), the call, and
 the errors a status stands for."""
 from __future__ import annotations
