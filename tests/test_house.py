@@ -213,3 +213,42 @@ def test_a_function_over_150_lines_says_why():
     _, functions = _sizes()
     bad = {k: n for k, (n, doc) in functions.items() if n > FUNCTION_LINES and "Long because" not in doc}
     assert not bad, f"functions over {FUNCTION_LINES} lines without 'Long because ...' in the docstring: {bad}"
+
+
+OLD_PATHS = ("engine.simulator", "engine.constraints", "engine.mjcf", "engine.urdf", "engine.model", "engine.api",
+             "engine.spatial", "engine.contactkernels", "engine.unilateral", "engine.loopkernels")
+
+
+def test_old_module_paths_import_with_a_warning():
+    """Each old path is the module at its new home (one object: patching either patches both) and
+    warns with a DeprecationWarning naming the new path; in a child process, so that no earlier
+    import hides the warning."""
+    code = ("import importlib, warnings, json\n"
+            "import engine\n"
+            "out = {}\n"
+            f"for old in {OLD_PATHS!r}:\n"
+            "    with warnings.catch_warnings(record=True) as w:\n"
+            "        warnings.simplefilter('always')\n"
+            "        m = importlib.import_module(old)\n"
+            "    new = engine._moved.MOVED[old]\n"
+            "    out[old] = [m is importlib.import_module(new), [str(x.message) for x in w\n"
+            "                if issubclass(x.category, DeprecationWarning)]]\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    from engine.contact import Ground\n"
+            "    from engine.derivatives import linearize\n"
+            "out['names'] = [Ground is engine.Ground, linearize is engine.linearize, [str(x.message) for x in w]]\n"
+            "out['trace'] = callable(engine.trace) and engine.trace.__module__ == 'engine.teaching.trace'\n"
+            "print(json.dumps(out))\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    import json
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    for old in OLD_PATHS:
+        same, msgs = out[old]
+        assert same, f"{old} is not the module at its new home"
+        assert any(old in m and "moved to" in m for m in msgs), f"{old}: no DeprecationWarning naming it: {msgs}"
+    same_g, same_l, msgs = out["names"]
+    assert same_g and same_l and len(msgs) >= 2 and all("moved to" in m for m in msgs), out["names"]
+    assert out["trace"], "engine.trace is no longer the function trace"
