@@ -1,5 +1,3 @@
-"""Time stepping without contact: the compiled step loop (steploop), its driver (driver) and the joint input laws (input_laws)."""
-
-from engine._moved import old_names as _old_names
-
-__getattr__ = _old_names(__name__)
+"""Time stepping without contact: the compiled step loop (``steploop``), its buffers and call
+(``driver``), a simulator's use of it (``compiled``), the Python reference step (``python_step``),
+the inputs (``inputs``: laws or a callback; ``input_laws``: the compiled laws)."""
