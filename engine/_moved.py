@@ -3,7 +3,7 @@
 ``import engine.simulator`` or ``from engine.mjcf import load_mjcf`` still work: the finder below
 answers the old name with the module at its new home (the same module object, so patching either
 name patches both) and warns once with a DeprecationWarning naming the new path. Names that became
-packages (``engine.contact``, ``engine.derivatives``, ``engine.stepping``) answer their old public
+packages (``engine.contact``, ``engine.derivatives``) answer their old public
 names through the package's ``__getattr__`` (see ``old_names``). The public face, ``import engine``
 and ``engine.<name>``, did not move and does not warn.
 """
@@ -54,7 +54,6 @@ OLD_NAMES = {
                                                       "hybrid_dynamics_derivatives",
                                                       "constrained_forward_dynamics_derivatives",
                                                       "external_wrench_derivatives", "linearize")),
-    "engine.stepping": ("engine.stepping.driver", ()),
 }
 
 
