@@ -75,14 +75,14 @@ def test_lambda_and_residual_are_recorded_at_every_step_and_plotted(qtbot, windo
     assert np.abs(lam).max() > 0.1          # the loop carries force
     # each row's lambda is the one constrained dynamics gives for that row's state
     m = window.model.clone()
-    gains = e.constrained.baumgarte_gains(0.1, snap.dt)
+    gains = e.loops.constrained.baumgarte_gains(0.1, snap.dt)
     for r in d[:: max(1, len(d) // 20)]:
         a, lam_ref = e.constrained_forward_dynamics(m, r[L.q], r[L.dq], r[L.tau], None, gains)
         assert np.allclose(r[L.lam], lam_ref, rtol=1e-9, atol=1e-9)
         assert np.allclose(r[L.ddq], a, rtol=1e-9, atol=1e-9)
         assert r[L.residual] == pytest.approx(e.constraint_residual(m, r[L.q]), rel=1e-9, abs=1e-15)
     # the wrench the rocker transmits includes the loop force the coupler pulls it with
-    ext = e.constrained.constraint_external_wrenches
+    ext = e.loops.constrained.constraint_external_wrenches
     rows = d[np.isfinite(d[:, L.wrench]).all(axis=1)]
     assert len(rows) > 500
     for r in rows[:: max(1, len(rows) // 10)]:

@@ -450,3 +450,35 @@ def test_insert_menu_drops_a_ball_that_lands_on_the_ground(qtbot, window, engine
     qtbot.waitUntil(lambda: window.worker.snapshot().t > 1.5, timeout=60000)
     z = engine_mod.body_poses(new, window.worker.snapshot().q)[b - 1][2, 3]
     assert abs(z - 0.05) < 1e-3
+
+
+def _friction_pendulum(friction):
+    """The limited pendulum without limits, its hinge with dry friction (N m)."""
+    import engine
+    from engine.multibody.visuals import Shape
+    b = engine.ModelBuilder("friction_pendulum")
+    b.add_body("link", parent="world", joint=engine.Revolute((0, 1, 0)), joint_name="swing",
+               placement=engine.pose(p=(0, 0, 1.5)), friction=friction,
+               inertia=engine.Inertia(1.0, (0, 0, -0.5), np.diag([0.084, 0.084, 0.001])))
+    b.visuals.append(Shape("box", "link", 1, engine.pose(p=(0, 0, -0.5)), size=np.array([0.1, 0.1, 1.0]),
+                           color=np.array([0.2, 0.4, 0.8, 1.0])))
+    return b.build()
+
+
+def test_joint_friction_switch_holds_and_releases_a_pendulum(qtbot, window):
+    """Simulation > Joint Dry Friction: on for a model with joint friction (a pendulum at 0.3 rad,
+    gravity's torque 1.45 N m below its 2 N m, stays put), off lets it swing; disabled for a model
+    without friction."""
+    window.resize(1280, 800)
+    install(qtbot, window, _friction_pendulum(2.0), q0=np.array([0.3]))
+    act = window.contact.act_joint_friction
+    assert act.isEnabled() and act.isChecked()
+    assert window.worker.sim.joint_friction
+    wait_snapshot(qtbot, window, lambda s: s.t > 0.5, timeout=20000)
+    assert abs(window.worker.snapshot().q[0] - 0.3) < 1e-9
+    act.trigger()                                   # off: it swings
+    assert not act.isChecked()
+    wait_snapshot(qtbot, window, lambda s: abs(s.q[0] - 0.3) > 0.05, timeout=20000)
+    assert not window.worker.sim.joint_friction
+    install(qtbot, window, _limited_pendulum())
+    assert not window.contact.act_joint_friction.isEnabled()

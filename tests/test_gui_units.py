@@ -325,7 +325,7 @@ def test_inertia_ellipsoid_of_a_rigid_body_is_its_inertia_about_the_centre_of_ma
         c = rng.normal(size=3) * 0.3
         X = rng.normal(size=(3, 3))
         Ic = X @ X.T + 0.1 * np.eye(3)
-        U, semi, centre = inertia_ellipsoid(eng.spatial.spatial_inertia(m, c, Ic), m, 1.0)
+        U, semi, centre = inertia_ellipsoid(eng.maths.spatial.spatial_inertia(m, c, Ic), m, 1.0)
         np.testing.assert_allclose(centre, c, atol=1e-12)
         np.testing.assert_allclose(U @ np.diag((semi ** 3) * m) @ U.T, Ic, atol=1e-10)   # semi^3 = eig / (m r^2)
 

@@ -286,7 +286,7 @@ def test_robot_held_by_input_laws_stands_on_the_ground_in_the_compiled_step():
     decline every step of a law-driven prescribed joint with limits (the stop's override is the
     Python step's), so the standing humanoid ran in Python (RTF ~0.15 in the window). Now the
     compiled step hands back only a step in which a stop overrides a prescription
-    (contactkernels._stop_overrides, _block's test): here none, and the motion is the Python
+    (engine.contact.step._stop_overrides, _block's test): here none, and the motion is the Python
     step's to round-off."""
     from engine import catalog
     m = catalog.load_model("humanoid")

@@ -180,7 +180,7 @@ def test_arm7_joint_on_its_stop(step_kind, law):
         landed += abs(ref[j2] - rec[4][k, j2]) > 1.0       # the stop acted in this row
     assert landed > 10
     # input laws on a joint with limits run compiled too: only a step in which a stop overrides a
-    # prescription is the Python step's (contactkernels._stop_overrides); joint4's sine stays inside
+    # prescription is the Python step's (engine.contact.step._stop_overrides); joint4's sine stays inside
     _check_ran(kind, runs)
 
 

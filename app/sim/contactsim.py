@@ -87,6 +87,19 @@ class ContactChannels:
             limit_items.append((f"{j.name} [{u}]", base + len(names)))
             names.append(f"limit:{j.name}")
             units.append(u)
+        # joint dry friction: a column per coordinate with friction (the torque it applies, as the limits')
+        friction_items = []
+        fric = [(j, k) for j in model.joints if j.friction is not None
+                for k in range(j.nv) if k < np.size(j.friction) and float(np.ravel(j.friction)[k]) > 0.0]
+        c = base + len(names)
+        self.friction_cols = np.arange(c, c + len(fric), dtype=np.intp)
+        self.friction_v = np.array([j.idx_v + k for j, k in fric], dtype=np.intp)
+        for j, k in fric:
+            u = "N" if j.kind == "prismatic" else "N·m"
+            label = j.name if j.nv == 1 else f"{j.name}[{k}]"
+            friction_items.append((f"{label} [{u}]", base + len(names)))
+            names.append(f"friction:{label}")
+            units.append(u)
         self.contact_cols = slice(base, self.total.stop)
         self.width = len(names)
         # the layout grows (its older columns stay where they are)
@@ -103,6 +116,10 @@ class ContactChannels:
             groups.append(("joint limit torques",
                            "the torque (N·m) or force (N) each joint's limit applies (zero off the limit)",
                            limit_items))
+        if friction_items:
+            groups.append(("joint friction torques",
+                           "the torque (N·m) or force (N) each joint's dry friction applies (Simulation > "
+                           "Joint Dry Friction; at most its friction, against the motion)", friction_items))
         layout.extra_groups = tuple(groups)
         layout.contact = self
         self._channel = np.full(model.nbodies + 1, -1, dtype=np.intp)    # body index -> contact body k (-1: none)
@@ -138,6 +155,8 @@ class ContactChannels:
             row[self.contact_cols] = 0.0
         if len(self.limit_cols):
             row[self.limit_cols] = sim.limit_forces[self.limit_v]
+        if len(self.friction_cols):
+            row[self.friction_cols] = sim.friction_forces[self.friction_v]
 
     def on_limit(self, q, limit_forces):
         """Names of the joints sitting on (or past) a limit: within ON_LIMIT_TOL of a bound, or

@@ -190,7 +190,7 @@ class StepRows:
         fresh = self.loops_active and len(lam) == self.active_rows
         if watched is not None:
             # the wrench the joint transmits (the engine's), the loop forces acting on the bodies
-            row[L.wrench] = e.constrained.joint_transmitted_wrenches(model, q0, v0, sim.a, sim.f_ext,
+            row[L.wrench] = e.loops.constrained.joint_transmitted_wrenches(model, q0, v0, sim.a, sim.f_ext,
                                                                   lam if fresh else None)[watched]
         else:
             row[L.wrench] = np.nan

@@ -133,7 +133,7 @@ def _loop_fields(worker):
             except _SOFT_ERRORS:
                 forces = ()
         points = []
-        kin = e.constraints.Kinematics(model, sim.q, sim.v)
+        kin = e.loops.constraints.Kinematics(model, sim.q, sim.v)
         for c in cons:
             try:
                 if hasattr(c, "body_b"):

@@ -92,10 +92,10 @@ class TeachingProbe:
         for body, w in e.contact_wrenches(model, q, contacts).items():     # the ground's last push
             f_all[body] = np.asarray(f_all.get(body, np.zeros(6)), dtype=float) + w
         tau_dyn = tau_in + limit                                            # joint limits' torques
-        if e.constraints.active_constraints(model):
+        if e.loops.constraints.active_constraints(model):
             gains = sim.baumgarte()
             _, _, lam = e.constrained_hybrid_dynamics(model, q, v, prescribed, a_cmd, tau_dyn, f_all or None, gains)
-            for body, w in e.constrained.constraint_external_wrenches(model, q, v, lam).items():
+            for body, w in e.loops.constrained.constraint_external_wrenches(model, q, v, lam).items():
                 f_all[body] = np.asarray(f_all.get(body, np.zeros(6)), dtype=float) + w
         bodies = e.body_quantities(model, q, v, prescribed, a_cmd, tau_dyn, f_all or None)
         a_out, tau_out = bodies[""]

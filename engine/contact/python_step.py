@@ -69,7 +69,9 @@ Rows (all velocity level, J v+ compared with a target):
   frictionloss): it sticks exactly while the torque that holds the joint is within f, else slides
   with f against v+. Its rows act at every step (a model with friction takes this step even with
   nothing near). An acceleration-prescribed coordinate has no row (it does not respond): its
-  friction is -f sign(v) at the start of the step, which its motor overcomes (``tau``);
+  friction is -f sign(v) at the start of the step, which its motor overcomes (``tau``). A joint
+  resting on its stop: its limit row and its friction row push the same coordinate and only their
+  sum is determined; the stop takes a push into the range, the friction a pull onto the stop;
 - closed loops: A dv = 0 (the loop multipliers absorb the contact impulses).
 
 Solver: projected Gauss-Seidel over the rows with the exact friction disk (per contact: normal
@@ -109,7 +111,8 @@ from engine.loops.constrained import response
 from engine.loops.constraints import active_constraints, constraint_system
 from engine.contact.geometry import Contact
 from engine.contact.rows import RESTITUTION_SPEED, bounce_speed, delassus as _delassus
-from engine.contact.solver import BILATERAL, UNILATERAL, NORMAL, TANGENT, BOX, PGS_MAX_ITER, pgs, solve
+from engine.contact.solver import (BILATERAL, UNILATERAL, NORMAL, TANGENT, BOX, PGS_MAX_ITER, PASS_COUPLING, impact_pass,
+                                   pgs, solve)
 from engine.contact.step import PENETRATION_SLOP
 from engine.contact.candidates import Candidates, LIMIT_SLOP, LIMIT_RETURN_TIME, LIMIT_RETURN_SPEED  # noqa: F401
 from engine.contact.compiled_driver import CompiledContact
@@ -160,22 +163,42 @@ def _integrate(model, free, q, v, h):
     return q_new, v
 
 
-def _impact_pass(J, G, W, dead, v_free, contacts, mats, h):
-    """(dv, loss) of the sequential impacts between bodies in this step (``contactkernels.
-    impact_pass``: each pair in a chain of touching bodies with restitution takes the pairwise
-    Newton impact on its own approach speed, in the order the impulse travels), or (None, 0)
-    when no pair between bodies has restitution. Ground contacts keep their own bounce (the
-    speed they land with, ``bounce_speed``); a model with closed loops keeps the simultaneous
-    rule (an impulse on one row alone would open a loop)."""
-    from engine.contact.solver import impact_pass
+def _pass_members(W, dead, contacts, mats):
+    """The restitution of each contact in the sequential impact pass (0: not in it): contacts
+    between bodies with restitution, point contacts that nothing else holds. A pair touching at
+    several points (a face on a face) and a contact coupled (through W) with a touching contact
+    outside the pass (the ground under the struck body, a resting stack: |W_kj| over
+    PASS_COUPLING sqrt(W_kk W_jj)) keep the simultaneous rule, which treats what holds them as rigid
+    (one point of a face at a time would spin the body, and the ground's inelastic row would swallow
+    the impact). None when no contact is in it."""
     nc = len(contacts)
     e = np.array([mats[k][1] if (contacts[k][1] != 0 and not dead[3 * k]) else 0.0 for k in range(nc)])
     if not np.any(e > 0.0):
-        return None, 0.0
+        return None
+    pair = [(c[0], c[1]) for c in contacts]
+    ok = np.array([e[k] > 0.0 and pair.count(pair[k]) == 1 for k in range(nc)])
+    held = [j for j in range(nc) if not ok[j] and contacts[j][4] <= PENETRATION_SLOP and not dead[3 * j]]
+    for k in np.flatnonzero(ok):
+        for j in held:
+            if abs(W[3 * k, 3 * j]) > PASS_COUPLING * math.sqrt(W[3 * k, 3 * k] * W[3 * j, 3 * j]):
+                ok[k] = False
+                break
+    e = np.where(ok, e, 0.0)
+    return e if np.any(e > 0.0) else None
+
+
+def _impact_pass(J, G, W, v_free, contacts, e, h):
+    """(dv, loss) of the sequential impacts between bodies in this step
+    (``engine.contact.solver.impact_pass``: each pair in a chain of touching bodies with restitution
+    takes the pairwise Newton impact on its own approach speed, in the order the impulse travels) of
+    the contacts with e > 0 (``_pass_members``), or (None, 0) when none approaches. Ground contacts
+    keep their own bounce (the speed they land with, ``bounce_speed``); a model with closed loops
+    keeps the simultaneous rule (an impulse on one row alone would open a loop)."""
+    nc = len(contacts)
     vel = J[0:3 * nc:3] @ v_free
     gap = np.array([float(c[4]) for c in contacts])
     imp = np.zeros(nc)
-    loss = impact_pass(W, vel, gap, e, float(h), imp)
+    loss = impact_pass(W, vel, gap, np.ascontiguousarray(e, dtype=float), float(h), imp)
     if not np.any(imp):
         return None, 0.0
     return G[:, 0:3 * nc:3] @ imp, float(loss)
@@ -185,7 +208,7 @@ def _project_out(model, settings, candidates, prescribed, q):
     """Remove penetrations deeper than PENETRATION_SLOP by moving q only (v untouched)."""
     if settings.ground is None or candidates.geometry.empty:
         return q
-        T = _world_poses(model, q)
+    T = _world_poses(model, q)
     g = candidates.geometry
     b, X, d, key = g.detect(T, settings.ground, 0.0)
     contacts = [(int(b[k]), 0, X[k], settings.ground.normal, float(d[k]), None) for k in range(len(b))]
@@ -210,6 +233,24 @@ def _project_out(model, settings, candidates, prescribed, q):
     lam = np.zeros(len(r))
     pgs(W, r, kind, np.zeros(len(r)), lam, PGS_MAX_ITER, 1e-12)
     return integrate(model, q, G @ lam)
+
+def _split_stop_friction(lam, target, limits, frows, nc):
+    """A joint resting on its stop (the stop's row active with target 0) that has friction: the two
+    rows push the same coordinate and only their sum is determined; the stop takes what it can (a
+    push into the range), the friction the rest (a pull onto the stop), as the compiled step does
+    (the split was round-off's: +-f). lam in place."""
+    nl = len(limits)
+    frow = {i: 3 * nc + nl + k for k, (i, f) in enumerate(frows)}
+    for k, (i, s, d) in enumerate(limits):
+        rl, rf = 3 * nc + k, frow.get(i)
+        if rf is None or not lam[rl] > 0.0 or target[rl] != 0.0:
+            continue
+        tot = lam[rl] + s * lam[rf]
+        if tot >= 0.0:
+            lam[rl], lam[rf] = tot, 0.0
+        else:
+            lam[rl], lam[rf] = 0.0, s * tot
+
 
 class ContactStepper:
     """The velocity-level step of a Simulator with a ground and/or joint limits (see the module
@@ -338,7 +379,7 @@ class ContactStepper:
             vn = v_minus[3 * k]
             if d > 0.0:
                 target[3 * k] = -d / h
-            if e_g > 0.0 and (c[1] == 0 or A.shape[0]):     # between bodies: _impact_pass
+            if e_g > 0.0:
                 pull = max(0.0, -float(a_n[k]))
                 speed = self.approach.get(c[5], 0.0) if d <= PENETRATION_SLOP else 0.0
                 if speed == 0.0 and d <= 0.0 and vn < -RESTITUTION_SPEED:
@@ -390,8 +431,14 @@ class ContactStepper:
             r = np.where(dead, 0.0, r)
         # impacts between bodies, one pair at a time (Newton's cradle): before the simultaneous solve
         v_pass, pass_loss = v, 0.0
-        if nc and not A.shape[0]:
-            dv, pass_loss = _impact_pass(J, G, W, dead, v_free, contacts, mats, h)
+        e_pass = _pass_members(W, dead, contacts, mats) if (nc and not A.shape[0]) else None
+        if e_pass is not None:
+            for k in np.flatnonzero(e_pass > 0.0):     # the pass bounces them: no landing rule besides
+                d = contacts[k][4]
+                target[3 * k] = -d / h if d > 0.0 else 0.0
+                landing[k] = 0.0
+                r[3 * k] = float(J[3 * k] @ v_free) - target[3 * k]
+            dv, pass_loss = _impact_pass(J, G, W, v_free, contacts, e_pass, h)
             if dv is not None:
                 v_free = v_free + dv
                 v_pass = v + dv
@@ -409,6 +456,8 @@ class ContactStepper:
                 lam[3 * nc + k] = w
         iters, polished, res = solve(W, np.ascontiguousarray(r, dtype=float), kind, mu, lam)   # the compiled step's solver
         lam[dead] = 0.0
+        if nf and nl:
+            _split_stop_friction(lam, target, limits, frows, nc)
         self.warm = {key: lam[3 * k:3 * k + 3].copy() for k, key in enumerate(keys[:nc])}
         # the contacts that reached the ground in this step (their speculative row acted) bounce
         # in the next one, on the speed they reached it with

@@ -16,6 +16,8 @@ from engine.contact.rows import RESTITUTION_SPEED
 
 BILATERAL, UNILATERAL, NORMAL, TANGENT = 0, 1, 2, 3
 BOX = 4                         # a joint's dry friction: c = 0 while |lam| < mu[i] (the row's bound, f h), else at it
+PASS_COUPLING = 0.1             # |W_kj| / sqrt(W_kk W_jj) above which a touching contact j holds contact k
+                                # (the ground under a struck body): k then keeps the simultaneous rule
 PGS_MAX_ITER = 200
 PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
 POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one

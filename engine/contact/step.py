@@ -50,8 +50,8 @@ from engine.loops.kernels import loop_views, loop_work_size, rows_into
 from engine.contact.detect import CONTACT_MARGIN, _pairs, _store, _tangents, detect, limit_candidates
 from engine.contact.rows import (RESTITUTION_SPEED, _contact_rows, _material, _quat_rot, _response, _rotate,
                                  bounce_speed)
-from engine.contact.solver import (BILATERAL, BOX, NORMAL, PGS_MAX_ITER, TANGENT, UNILATERAL, impact_pass, pgs,
-                                   solve)
+from engine.contact.solver import (BILATERAL, BOX, NORMAL, PASS_COUPLING, PGS_MAX_ITER, TANGENT, UNILATERAL,
+                                   impact_pass, pgs, solve)
 
 
 PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after the step
@@ -250,7 +250,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         an /= h
         if cd[k] > 0.0:
             target[3 * k] = -cd[k] / h
-        if e_g > 0.0 and e_pass[k] == 0.0:
+        if e_g > 0.0:
             pull = max(0.0, -an)
             speed = 0.0
             if cd[k] <= PENETRATION_SLOP:
@@ -324,7 +324,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         if dead[i]:
             W[i, i] = 1.0
     # impacts between bodies, one pair at a time (Newton's cradle): before the simultaneous solve
-    # (engine.contact.python_step.ContactStepper._impact_pass)
+    # (engine.contact.python_step._impact_pass)
     dv_pass = np.zeros(nv)
     pass_loss = 0.0
     any_pass = False
@@ -332,6 +332,37 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
         if dead[3 * k]:
             e_pass[k] = 0.0
         any_pass = any_pass or e_pass[k] > 0.0
+    if any_pass:
+        # only point contacts that nothing else holds (ContactStepper._pass_members): a pair touching
+        # at several points, or a contact coupled through W with a touching contact outside the pass
+        # (the ground under the struck body), keeps the simultaneous rule
+        ok = np.zeros(nc, dtype=np.bool_)
+        for k in range(nc):
+            if e_pass[k] > 0.0:
+                ok[k] = True
+                for j in range(nc):
+                    if j != k and cb[j] == cb[k] and cbb[j] == cbb[k]:
+                        ok[k] = False
+                        break
+        any_pass = False
+        for k in range(nc):
+            if ok[k]:
+                for j in range(nc):
+                    if not ok[j] and cd[j] <= PENETRATION_SLOP and not dead[3 * j] and \
+                            abs(W[3 * k, 3 * j]) > PASS_COUPLING * math.sqrt(W[3 * k, 3 * k] * W[3 * j, 3 * j]):
+                        e_pass[k] = 0.0
+                        break
+            else:
+                e_pass[k] = 0.0
+            if e_pass[k] > 0.0:
+                any_pass = True
+                # the pass bounces it: no landing rule besides
+                target[3 * k] = -cd[k] / h if cd[k] > 0.0 else 0.0
+                landing[k] = 0.0
+                s = -target[3 * k]
+                for j in range(nv):
+                    s += J[3 * k, j] * v_free[j]
+                r[3 * k] = s
     if any_pass:
         vel = np.zeros(nc)
         for k in range(nc):
@@ -377,6 +408,22 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
     for i in range(m):
         if dead[i]:
             lam[i] = 0.0
+    # a joint resting on its stop with friction: the stop takes what it can, the friction the rest
+    # (engine.contact.python_step._split_stop_friction: only the two rows' sum is determined)
+    for k in range(nl):
+        rl = 3 * nc + k
+        if nf == 0 or not lam[rl] > 0.0 or target[rl] != 0.0:
+            continue
+        for kf in range(nf):
+            if fric_v[fi[kf]] == li[k]:
+                rf = 3 * nc + nl + kf
+                tot = lam[rl] + ls[k] * lam[rf]
+                if tot >= 0.0:
+                    lam[rl] = tot
+                    lam[rf] = 0.0
+                else:
+                    lam[rl] = 0.0
+                    lam[rf] = ls[k] * tot
     nw = 0
     for k in range(nc):
         warm_key[nw] = ckey[k]
