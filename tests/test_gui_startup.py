@@ -12,7 +12,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAUNCH = r"""
 import sys, time
-from app import gui, mainwindow
+from app import gui
+from app.window import mainwindow
 import engine.warmup as w
 first = list(gui.PYTHON_STEP_TASKS)
 rest = [t for t in w.TASKS if t not in first]

@@ -114,7 +114,7 @@ def test_every_compiled_path_balances_its_references():
 VIEWS = {"view", "reshape", "ravel", "transpose", "swapaxes", "squeeze", "flatten", "astype", "copy"}
 
 # functions without reference counting whose tuple return holds scalars only (checked by reading them)
-SCALAR_TUPLES = {"solver._take_polished", "spatial.so3_log_of"}
+SCALAR_TUPLES = {"contact.solver._take_polished", "maths.spatial.so3_log_of"}
 
 
 def _unsafe_returns(path, module):

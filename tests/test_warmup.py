@@ -152,7 +152,7 @@ with install_recorder("numba:compile") as rec:
     n = engine.warmup.load_cached()
 assert n >= 2 and not rec.buffer, (n, len(rec.buffer))
 loaded = {k: len(d.signatures) for k, d in lazily_typed().items()}
-assert loaded["engine.stepping.driver.advance_limited"] >= 1 and loaded["engine.contact.python_step.contact_advance"] >= 1, loaded
+assert loaded["engine.stepping.driver.advance_limited"] >= 1 and loaded["engine.contact.compiled_driver.contact_advance"] >= 1, loaded
 # a session with joint limits and the ground: its first step and its contacts find them loaded
 hum = load_model("humanoid")
 sim = engine.Simulator(hum, ground=engine.Ground(), joint_limits=True)
