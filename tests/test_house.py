@@ -181,8 +181,7 @@ def test_the_simulation_side_imports_no_qt():
 CLASS_LINES = 300
 FUNCTION_LINES = 150
 OVERSIZED_CLASSES = {"app.window.mainwindow.MainWindow": 722, "app.plotting.plots.PlotPanel": 645,
-                     "app.sim.simworker.SimWorker": 470, "engine.contact.geometry.ContactGeometry": 314,
-                     "app.panels.jointpanel.JointRow": 301}
+                     "app.sim.simworker.SimWorker": 470}
 
 
 def _sizes():

@@ -83,6 +83,25 @@ def _text_width(widget, text):
     return widget.fontMetrics().horizontalAdvance(text)
 
 
+def _position_slider(joint):
+    """The editor's position line of a one-coordinate joint: (layout, label, slider, (lo, hi)); the
+    slider spans the joint's limits, or +-pi (+-1 m for a prismatic joint) without finite ones."""
+    line = QtWidgets.QHBoxLayout()
+    line.setSpacing(ROW_SPACING)
+    label = QtWidgets.QLabel("position")
+    slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
+    slider.setObjectName(f"slider:{joint.name}")
+    slider.setRange(0, SLIDER_STEPS)
+    slider.setMinimumWidth(80)
+    lo, hi = float(joint.lower[0]), float(joint.upper[0])
+    if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
+        lo, hi = (-1.0, 1.0) if joint.kind == "prismatic" else (-np.pi, np.pi)
+    slider.setToolTip(f"position, {lo:.3g} .. {hi:.3g} (drag while paused to pose)")
+    line.addWidget(label)
+    line.addWidget(slider, 1)
+    return line, label, slider, (lo, hi)
+
+
 class JointRow(QtCore.QObject):
     """The widgets of one joint: ``widget`` holds the compact row and, under it, the editor
     (parameters and position slider) shown while the row is open."""
@@ -152,21 +171,8 @@ class JointRow(QtCore.QObject):
         self.slider = None
         self._setting_slider = False
         if joint.nq == 1:
-            line = QtWidgets.QHBoxLayout()
-            line.setSpacing(ROW_SPACING)
-            self.slider_label = QtWidgets.QLabel("position")
-            self.slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
-            self.slider.setObjectName(f"slider:{joint.name}")
-            self.slider.setRange(0, SLIDER_STEPS)
-            self.slider.setMinimumWidth(80)
-            lo, hi = float(joint.lower[0]), float(joint.upper[0])
-            if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
-                lo, hi = (-1.0, 1.0) if joint.kind == "prismatic" else (-np.pi, np.pi)
-            self.range = (lo, hi)
-            self.slider.setToolTip(f"position, {lo:.3g} .. {hi:.3g} (drag while paused to pose)")
+            line, self.slider_label, self.slider, self.range = _position_slider(joint)
             self.slider.valueChanged.connect(self._slid)
-            line.addWidget(self.slider_label)
-            line.addWidget(self.slider, 1)
             ed.addLayout(line)
         self.params = QtWidgets.QWidget()
         self.params_layout = QtWidgets.QGridLayout(self.params)

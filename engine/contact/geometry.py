@@ -200,67 +200,78 @@ def _check_size(sh):
                              f"got {raw!r}")
 
 
+def _supports(model):
+    """The support points of a model's collision shapes in their body frames, by kind: points (local
+    position, body, shape, rim disk or -1) of boxes (corners), cylinders (two rims) and convex meshes
+    (hull vertices); spheres (centre, radius, body, shape; a capsule is two); disks (the cylinders'
+    end caps: centre, axis, radius, body, shape); the boxes (shape index, body, placement, half
+    extents); every shape's link name. Shapes on the ground body are named and skipped."""
+    pts, pb, ps, pd = [], [], [], []    # points: local position, body, shape, disk (rim points)
+    sph_c, sph_r, sph_b, sph_s = [], [], [], []
+    disk_c, disk_a, disk_r, disk_b, disk_s = [], [], [], [], []
+    boxes = []                          # (shape index, body, T_body_shape, half extents)
+    names = []
+    for si, sh in enumerate(model.collisions):
+        names.append(sh.link)
+        if sh.body == 0:
+            continue
+        _check_size(sh)
+        T = np.asarray(sh.placement, dtype=float)
+        R, p = T[:3, :3], T[:3, 3]
+        if sh.kind == "box":
+            hx, hy, hz = 0.5 * np.asarray(sh.size, dtype=float)
+            c = np.array([[sx * hx, sy * hy, sz * hz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+            local = c @ R.T + p
+            boxes.append((si, sh.body, T, np.array([hx, hy, hz])))
+        elif sh.kind == "sphere":
+            sph_c.append(p), sph_r.append(float(sh.radius)), sph_b.append(sh.body), sph_s.append(si)
+            continue
+        elif sh.kind == "capsule":
+            for s in (-0.5, 0.5):
+                sph_c.append(p + s * sh.length * R[:, 2]), sph_r.append(float(sh.radius))
+                sph_b.append(sh.body), sph_s.append(si)
+            continue
+        elif sh.kind == "cylinder":
+            r, L = float(sh.radius), float(sh.length)
+            ang = 2.0 * np.pi * np.arange(RIM_POINTS) / RIM_POINTS
+            ring = np.stack((r * np.cos(ang), r * np.sin(ang), np.zeros_like(ang)), axis=1)
+            local, rim = [], []
+            for s in (-0.5, 0.5):
+                cap = p + s * L * R[:, 2]
+                rim.append(np.full(RIM_POINTS, len(disk_c)))
+                disk_c.append(cap), disk_a.append(R[:, 2].copy()), disk_r.append(r)
+                disk_b.append(sh.body), disk_s.append(si)
+                local.append(ring @ R.T + cap)
+            local = np.vstack(local)
+            pts.append(local)
+            pb.append(np.full(len(local), sh.body))
+            ps.append(np.full(len(local), si))
+            pd.append(np.concatenate(rim))
+            continue
+        elif sh.kind == "mesh" and sh.vertices is not None and len(sh.vertices) >= 4:
+            V = np.asarray(sh.vertices, dtype=float)
+            try:
+                from scipy.spatial import ConvexHull
+                V = V[ConvexHull(V).vertices]
+            except Exception:          # flat or degenerate mesh: all its vertices
+                V = np.unique(V, axis=0)
+            local = V @ R.T + p
+        else:
+            continue                   # placeholder (mesh not loaded): nothing to touch
+        pts.append(local)
+        pb.append(np.full(len(local), sh.body))
+        ps.append(np.full(len(local), si))
+        pd.append(np.full(len(local), -1))
+    return (pts, pb, ps, pd), (sph_c, sph_r, sph_b, sph_s), (disk_c, disk_a, disk_r, disk_b, disk_s), boxes, names
+
+
 class ContactGeometry:
     """What of a model's collision shapes can touch a plane or another box (built once per model)."""
 
     def __init__(self, model):
         self.model = model
-        pts, pb, ps, pd = [], [], [], []    # points: local position, body, shape, disk (rim points)
-        sph_c, sph_r, sph_b, sph_s = [], [], [], []
-        disk_c, disk_a, disk_r, disk_b, disk_s = [], [], [], [], []
-        self.boxes = []                     # (shape index, body, T_body_shape, half extents)
-        self.shape_names = []
-        for si, sh in enumerate(model.collisions):
-            self.shape_names.append(sh.link)
-            if sh.body == 0:
-                continue
-            _check_size(sh)
-            T = np.asarray(sh.placement, dtype=float)
-            R, p = T[:3, :3], T[:3, 3]
-            if sh.kind == "box":
-                hx, hy, hz = 0.5 * np.asarray(sh.size, dtype=float)
-                c = np.array([[sx * hx, sy * hy, sz * hz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-                local = c @ R.T + p
-                self.boxes.append((si, sh.body, T, np.array([hx, hy, hz])))
-            elif sh.kind == "sphere":
-                sph_c.append(p), sph_r.append(float(sh.radius)), sph_b.append(sh.body), sph_s.append(si)
-                continue
-            elif sh.kind == "capsule":
-                for s in (-0.5, 0.5):
-                    sph_c.append(p + s * sh.length * R[:, 2]), sph_r.append(float(sh.radius))
-                    sph_b.append(sh.body), sph_s.append(si)
-                continue
-            elif sh.kind == "cylinder":
-                r, L = float(sh.radius), float(sh.length)
-                ang = 2.0 * np.pi * np.arange(RIM_POINTS) / RIM_POINTS
-                ring = np.stack((r * np.cos(ang), r * np.sin(ang), np.zeros_like(ang)), axis=1)
-                local, rim = [], []
-                for s in (-0.5, 0.5):
-                    cap = p + s * L * R[:, 2]
-                    rim.append(np.full(RIM_POINTS, len(disk_c)))
-                    disk_c.append(cap), disk_a.append(R[:, 2].copy()), disk_r.append(r)
-                    disk_b.append(sh.body), disk_s.append(si)
-                    local.append(ring @ R.T + cap)
-                local = np.vstack(local)
-                pts.append(local)
-                pb.append(np.full(len(local), sh.body))
-                ps.append(np.full(len(local), si))
-                pd.append(np.concatenate(rim))
-                continue
-            elif sh.kind == "mesh" and sh.vertices is not None and len(sh.vertices) >= 4:
-                V = np.asarray(sh.vertices, dtype=float)
-                try:
-                    from scipy.spatial import ConvexHull
-                    V = V[ConvexHull(V).vertices]
-                except Exception:          # flat or degenerate mesh: all its vertices
-                    V = np.unique(V, axis=0)
-                local = V @ R.T + p
-            else:
-                continue                   # placeholder (mesh not loaded): nothing to touch
-            pts.append(local)
-            pb.append(np.full(len(local), sh.body))
-            ps.append(np.full(len(local), si))
-            pd.append(np.full(len(local), -1))
+        (pts, pb, ps, pd), (sph_c, sph_r, sph_b, sph_s), (disk_c, disk_a, disk_r, disk_b, disk_s), self.boxes, \
+            self.shape_names = _supports(model)
         self.points = np.vstack(pts) if pts else np.zeros((0, 3))
         # bounding sphere of each shape's points (culls far shapes before the per-point work)
         self._pt_groups = []                # (body, centre, radius, slice of points)
