@@ -148,20 +148,7 @@ class CompiledContact:
                              fv, ff, K["friction_forces"])
         done = int(loop.done[0])
         if done:
-            self.state.t_prev, self.state.q_prev, self.state.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
-            self.state.q, self.state.v, self.state.t = q, v, float(loop.tv[0])
-            self.state.a, self.state.tau = loop.a.copy(), loop.tau.copy()
-            self.state.lam = loop.lam.copy() if packed else np.zeros(0)
-            if loop.proj[0] > 0.0:          # the compiled step projected back onto the loops
-                self.compiled.note_projections(loop.proj)
-            self.state.steps += done
-            self.state.work += float(loop.energy[0])
-            self.state.dissipated += float(loop.energy[1])
-            self.state.external_work += float(loop.energy[2])
-            if laws is not None:
-                nq, nv = model.nq, model.nv
-                self.state.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
-                self.state.tau_cmd = loop.bad[nq + 3 * nv:].copy()
+            self.compiled.take(loop, done, q, v, loop.tv[0], bool(packed), laws)
             nc = int(st_i[I_NCON])
             self.state.set_contact_arrays(K["c_body"][:nc].copy(), K["c_point"][:nc].copy(), K["c_normal"][:nc].copy(),
                                     K["c_force"][:nc].copy(), K["c_pen"][:nc].copy(), K["c_other"][:nc].copy())

@@ -82,7 +82,7 @@ class CompiledSteps:
         """Up to n steps in the compiled loop: (steps taken, whether the next step needs Python or,
         with limits = (q index, v index, lower, upper), the unilateral step). ``smooth_done()`` is
         called when steps were taken with limits watched (no limit force acted in them)."""
-        model, st, cfg = self.model, self.state, self.settings
+        st, cfg = self.state, self.settings
         loop = self.steploop()
         laws = self.inputs.active_laws()
         if laws is not None:
@@ -100,20 +100,7 @@ class CompiledSteps:
                                    acc_base, laws, record=record, loops=loops, gains=gains, tol=cfg.loop_tolerance,
                                    limits=limits)
         if done:
-            st.t_prev, st.q_prev, st.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
-            st.q, st.v, st.t = q, v, float(t)
-            st.a, st.tau = loop.a.copy(), loop.tau.copy()
-            st.lam = loop.lam.copy() if loops is not None else np.zeros(0)
-            st.steps += done
-            st.work += float(loop.energy[0])
-            st.dissipated += float(loop.energy[1])
-            st.external_work += float(loop.energy[2])
-            if loop.proj[0] > 0.0:          # the compiled loop projected back onto the loops
-                self.note_projections(loop.proj)
-            if laws is not None:
-                nq, nv = model.nq, model.nv
-                st.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
-                st.tau_cmd = loop.bad[nq + 3 * nv:].copy()
+            self.take(loop, done, q, v, t, loops is not None, laws)
         if done and limits is not None and smooth_done is not None:
             smooth_done()
         if status == PYTHON_STEP or status == UNILATERAL_STEP:
@@ -121,6 +108,26 @@ class CompiledSteps:
         if status:
             loop.raise_for(status, st.t, st.q, st.v, cfg.dt, cfg.integrator, prescribed)
         return done, False
+
+    def take(self, loop, done, q, v, t, with_loops, laws):
+        """The results of ``done`` compiled steps (the step loop's or the contact step's, both through
+        ``loop``'s buffers) into the step state: the state (q, v, t), the last step's start and its
+        a, tau, lam, the energy integrals, the drift projections and the commands the laws gave."""
+        st = self.state
+        st.t_prev, st.q_prev, st.v_prev = float(loop.tv[1]), loop.q_prev.copy(), loop.v_prev.copy()
+        st.q, st.v, st.t = q, v, float(t)
+        st.a, st.tau = loop.a.copy(), loop.tau.copy()
+        st.lam = loop.lam.copy() if with_loops else np.zeros(0)
+        st.steps += done
+        st.work += float(loop.energy[0])
+        st.dissipated += float(loop.energy[1])
+        st.external_work += float(loop.energy[2])
+        if loop.proj[0] > 0.0:          # the compiled step projected back onto the loops
+            self.note_projections(loop.proj)
+        if laws is not None:
+            nq, nv = self.model.nq, self.model.nv
+            st.a_cmd = loop.bad[nq + 2 * nv:nq + 3 * nv].copy()
+            st.tau_cmd = loop.bad[nq + 3 * nv:].copy()
 
     def note_projections(self, proj):
         """Record the drift projections of a compiled run: proj = (count, time of the last, index of
