@@ -13,7 +13,7 @@ import pytest
 
 from test_gui_support import engine_mod, models, window, install, wait_snapshot, spin  # noqa: F401
 
-from app.plotting import plots as plots_mod
+from app.plotting import decimate as plots_mod
 
 
 # ---------------------------------------------------------------------- the compiled steps release the GIL

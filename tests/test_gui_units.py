@@ -210,7 +210,7 @@ def test_picking(mods, eng):
 
 # ------------------------------------------------------------------ plots and recording
 def test_decimate_keeps_peaks():
-    from app.plotting.plots import decimate
+    from app.plotting.decimate import decimate
     t = np.linspace(0, 10, 100_000)
     y = np.sin(t)
     y[54321] = 7.0

@@ -160,3 +160,15 @@ def ik_mask(model, body_name):
             if j.kind == "free":
                 mask[j.idx_v:j.idx_v + j.nv] = False
     return mask
+
+
+class PoseDrag:
+    """A drag while paused: the pose follows the mouse through IK."""
+
+    def __init__(self, engine, model, body, p_local, q):
+        self.body = body
+        self.p_local = p_local
+        self.mask = ik_mask(model, body)
+        self.point = point_jacobian(engine, model, q, body, p_local)[0]
+        self.target = self.point.copy()
+        self.force = np.zeros(3)

@@ -227,3 +227,26 @@ class Controller:
             if ddq_ref is not None:
                 acc += ddq_ref
         return acc, tau
+
+
+class EngineInputs(Controller):
+    """The joint panel's Controller whose laws are also handed to the simulator as data
+    (``engine.InputLaws``): the simulator evaluates them inside its compiled step loop, so the
+    physics thread does not call back into Python at every step. Same numbers as calling the
+    Controller (tests/test_compiled_step.py)."""
+
+    def __init__(self, model, engine, sim):
+        from engine.stepping.input_laws import PARAM_NAMES
+        self._sim = sim
+        self._laws = engine.InputLaws(model)
+        self._columns = PARAM_NAMES
+        super().__init__(model, engine)
+
+    def _rebuild(self, q_now, changed=None):
+        super()._rebuild(q_now, changed)
+        laws = self._laws
+        laws.code[:] = self._code
+        for i, name in enumerate(self._columns):
+            laws.params[:, i] = self._p[name]
+        laws.base[:] = self._base
+        self._sim.inputs = laws

@@ -253,7 +253,7 @@ def apply_lesson_to_simulation(lesson, engine, setup):
 # ---------------------------------------------------------------------- the run
 def make_simulator(engine, setup):
     """(simulator, controller) of a setup: the window's input laws, evaluated in the compiled step."""
-    from app.sim.simworker import EngineInputs
+    from app.sim.inputs import EngineInputs
     sim = engine.Simulator(setup.model, dt=setup.dt, integrator=setup.integrator, q=setup.q0, v=setup.v0,
                            ground=engine.Ground() if setup.ground else None, joint_limits=setup.joint_limits)
     controller = EngineInputs(setup.model, engine, sim)

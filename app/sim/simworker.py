@@ -8,9 +8,11 @@ The GUI talks to it through ``post`` (commands, queued and applied between steps
   single step always), in blocks (``recorder.SampleQueue``), never dropped;
 - ``events``: faults and notices (divergence, errors), each (kind, message).
 
-This module holds the thread and its commands; the jobs are split by module: ``pacing`` (sim time
-follows wall time x speed, within a frame budget), ``samplerows`` (the stepping loop and the sample
-rows, closed-loop columns included), ``snapshot`` (what the GUI draws).
+This module holds the thread (its loop, faults and snapshots) and the commands' bodies; the jobs
+are split by module: ``commands`` (the requests any thread may post: ``SimCommands``, the base
+class), ``pacing`` (sim time follows wall time x speed, within a frame budget), ``samplerows`` (the
+stepping loop and the sample rows, closed-loop columns included), ``snapshot`` (what the GUI
+draws), ``drag`` (the spring and pose drags), ``inputs`` (the joint inputs, as compiled laws).
 
 True readouts: while paused, every command batch ends with the simulator's hybrid dynamics
 evaluated at the current state (``Simulator.evaluate``), so a and tau (and lambda) in the snapshot
@@ -29,7 +31,6 @@ last good state. Nothing here imports Qt.
 from __future__ import annotations
 
 import copy
-import math
 import os
 import queue
 import sys
@@ -39,9 +40,10 @@ from collections import deque
 
 import numpy as np
 
-from app.sim.drag import DragSpring, ik_mask, point_jacobian
+from app.sim.commands import SimCommands
+from app.sim.drag import DragSpring, PoseDrag
 from app.sim.contactsim import ContactState
-from app.sim.inputs import Controller
+from app.sim.inputs import EngineInputs
 from app.sim.pacing import Pacer
 from app.sim.recorder import SampleLayout, SampleQueue
 from app.sim.samplerows import SAMPLE_INTERVAL, StepRows
@@ -75,30 +77,34 @@ def _lower_priority():
         pass
 
 
-class EngineInputs(Controller):
-    """The joint panel's Controller whose laws are also handed to the simulator as data
-    (``engine.InputLaws``): the simulator evaluates them inside its compiled step loop, so the
-    physics thread does not call back into Python at every step. Same numbers as calling the
-    Controller (tests/test_compiled_step.py)."""
-
-    def __init__(self, model, engine, sim):
-        from engine.stepping.input_laws import PARAM_NAMES
-        self._sim = sim
-        self._laws = engine.InputLaws(model)
-        self._columns = PARAM_NAMES
-        super().__init__(model, engine)
-
-    def _rebuild(self, q_now, changed=None):
-        super()._rebuild(q_now, changed)
-        laws = self._laws
-        laws.code[:] = self._code
-        for i, name in enumerate(self._columns):
-            laws.params[:, i] = self._p[name]
-        laws.base[:] = self._base
-        self._sim.inputs = laws
+def diverged_message(engine, exc, dt):
+    """The message of a divergence; a loop that could not be projected back is named, with the
+    smaller-step hint (``engine.LoopFailure`` says both; added here if it did not)."""
+    # the engine's note for programmers (where the state is kept) is said for the user by _fault
+    msg = str(exc).replace("; the last good state (at that t) is kept in .q, .v and .t", "")
+    loop_failure = getattr(engine, "LoopFailure", None)
+    if loop_failure is None or not isinstance(exc, loop_failure):
+        return msg
+    name = getattr(exc, "constraint", None)
+    if f"'{name}'" not in msg:
+        msg = f"closed loop '{name}' came apart and could not be projected back onto it: {msg}"
+    if "smaller" not in msg:
+        msg += f"; try a smaller time step (dt = {dt:g} now)"
+    return msg
 
 
-class SimWorker:
+def projection_message(sim, layout):
+    """What to tell the user when the simulator projected a drifting loop back onto it."""
+    last = getattr(sim, "last_loop_projection", None)
+    if last is None:
+        return "a closed loop drifted; projected back onto it"
+    t, name, residual = last
+    col = layout.residual_columns.get(name)
+    unit = layout.units[col] if col is not None else ""
+    return f"loop '{name}' drifted to |f| = {residual:.2g}{f' {unit}' if unit else ''}; projected back onto it"
+
+
+class SimWorker(SimCommands):
     """Owns an ``engine.Simulator`` on a clone of the model and runs it in a thread."""
 
     def __init__(self, engine, model, dt=1e-3, integrator="rk4", q0=None, v0=None, running=True, name="sim",
@@ -172,161 +178,6 @@ class SimWorker:
     @speed.setter
     def speed(self, value):
         self.pacer.speed = float(value)
-
-    # ------------------------------------------------------------------ commands (any thread)
-    def post(self, fn):
-        """Run fn(worker) in the simulation thread between two steps."""
-        self._commands.put(fn)
-        self._wake.set()
-
-    def set_running(self, running):
-        self.post(lambda w: w._set_running(bool(running)))
-
-    def toggle_running(self):
-        self.post(lambda w: w._set_running(not w.running))
-
-    def single_step(self, n=1):
-        self.post(lambda w: w._single_step(int(n)))
-
-    def reset(self):
-        self.post(lambda w: w._reset())
-
-    def set_speed(self, speed):
-        def f(w):
-            w.pacer.speed = float(speed)
-            w.pacer.resync()
-        self.post(f)
-
-    def set_integrator(self, name):
-        def f(w):
-            if name not in w.e.INTEGRATORS:
-                raise ValueError(f"integrator: expected one of {w.e.INTEGRATORS}, got {name!r}")
-            w.sim.integrator = name
-        self.post(f)
-
-    def set_dt(self, dt):
-        def f(w):
-            dt_ = float(dt)
-            if not (np.isfinite(dt_) and dt_ > 0):
-                raise ValueError(f"dt: expected a positive time step, got {dt!r}")
-            w.sim.dt = dt_
-            w.pacer.resync()
-        self.post(f)
-
-    def set_gravity(self, on):
-        """Gravity on (the model's own vector) or off (zero), from the next step."""
-        on = bool(on)
-
-        def f(w):
-            w.model.gravity = w._gravity0 if on else (0.0, 0.0, 0.0)
-        self.post(f)
-
-    def set_inputs(self, inputs):
-        """{joint name: inputs.JointInput}; a changed mode takes effect at the next step."""
-        inputs = dict(inputs)
-
-        def f(w):
-            w.controller.set_inputs(inputs, w.sim.q)
-            w.sim.prescribed[:] = w.controller.prescribed
-        self.post(f)
-
-    def set_joint_positions(self, values):
-        """{joint name: array of its q} (pose edits: velocities are zeroed)."""
-        values = {k: np.array(v, dtype=float).reshape(-1) for k, v in values.items()}
-
-        def f(w):
-            q = w.sim.q.copy()
-            for name, x in values.items():
-                q[w.model.q_slice(name)] = x
-            w._set_pose(q)
-        self.post(f)
-
-    def set_state(self, q, v=None):
-        q = np.array(q, dtype=float)
-        v = None if v is None else np.array(v, dtype=float)
-        self.post(lambda w: w._set_pose(q, v))
-
-    def go_back_to(self, t, q, v, energy=None, recapture=True):
-        """Restore a recorded state (t, q, v) while paused (reliability: step back after a fault;
-        the timeline's cursor, app/window/timeline.py); see ``restore_now``."""
-        q, v = np.array(q, dtype=float), np.array(v, dtype=float)
-        self.post(lambda w: w.restore_now(t, q, v, energy, recapture))
-
-    def restore_now(self, t, q, v, energy=None, recapture=True):
-        """In the simulation thread only (a posted function): the state (t, q, v), if paused.
-        ``energy``: (work, dissipated) of the energy balance at that state (it goes on from there);
-        ``recapture``: the input laws take their hold poses from q (False: they keep the run's, so
-        the readouts are those of the run at t). Returns whether it was restored."""
-        if self.running:
-            return False
-        self._drag_end()
-        self.sim.set_state(q, v, t)
-        if energy is not None:
-            self.sim.work, self.sim.external_work, self.sim.dissipated = float(energy[0]), 0.0, float(energy[1])
-        if recapture:
-            self.controller.recapture(self.sim.q)
-        self._good = (self.sim.t, self.sim.q.copy(), self.sim.v.copy())
-        return True
-
-    def set_constraint_enabled(self, name, on):
-        """Switch a constraint on or off between two steps; switched on, the state is projected
-        onto the enabled constraints (the loop closes again where it is nearest)."""
-        on = bool(on)
-
-        def f(w):
-            c = w.model.constraint(name)
-            if c.enabled == on:
-                return
-            c.enabled = on
-            w._constraints_changed()
-            if on:
-                w._project()
-        self.post(f)
-
-    def set_stabilization(self, on):
-        """Baumgarte drift stabilisation on or off."""
-        self.post(lambda w: setattr(w.sim, "stabilization", "baumgarte" if on else "none"))
-
-    def set_baumgarte_time(self, T):
-        """Baumgarte time constant in seconds (None: the simulator's default); the simulator
-        clamps it to at least 2 dt."""
-        if T is not None:
-            T = float(T)
-            if not (math.isfinite(T) and T > 0):
-                raise ValueError(f"Baumgarte time constant: expected a positive number of seconds, got {T!r}")
-        self.post(lambda w: setattr(w.sim, "baumgarte_time", T))
-
-    def project_now(self):
-        """Move the state onto the enabled constraints (positions, then velocities)."""
-        self.post(lambda w: w._project())
-
-    def set_project_every_step(self, on):
-        self.post(lambda w: setattr(w.sim, "project_every_step", bool(on)))
-
-    def watch_wrench(self, joint_name):
-        """Record the wrench that this joint transmits (None: record none)."""
-        def f(w):
-            if joint_name is not None:
-                w.model.joint(joint_name)
-            w.watched_joint = joint_name
-        self.post(f)
-
-    def drag_start(self, body, p_local, mode):
-        """mode "spring" (while running) or "pose" (while paused)."""
-        p_local = np.array(p_local, dtype=float)
-        self.post(lambda w: w._drag_start(body, p_local, mode))
-
-    def drag_move(self, target):
-        target = np.array(target, dtype=float)
-        self.post(lambda w: w._drag_move(target))
-
-    def drag_end(self):
-        self.post(lambda w: w._drag_end())
-
-    def gui_frame(self, interval):
-        """The GUI's last frame interval (s): a slow one shrinks the physics' batch budget
-        (``pacing.Pacer.batch_budget``). Called by the GUI thread at every frame."""
-        self.pacer.gui_frame = float(interval)
 
     @property
     def sample_interval(self):
@@ -417,7 +268,7 @@ class SimWorker:
                                            stepped=self.contact.stepped,
                                            progress=None if max_steps is not None else self._progress)
         except self.e.SimulationDiverged as exc:
-            self._fault(self._diverged_message(exc))
+            self._fault(diverged_message(self.e, exc, sim.dt))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             # InputError (NaN in the state or an input), SingularInertiaError, ...
             self._fault(f"simulation stopped at t = {sim.t:.6g} s: {exc}")
@@ -425,21 +276,6 @@ class SimWorker:
             self._good = (sim.t, sim.q.copy(), sim.v.copy())
         self._report_projections()
         return k, hit
-
-    def _diverged_message(self, exc):
-        """The message of a divergence; a loop that could not be projected back is named, with the
-        smaller-step hint (``engine.LoopFailure`` says both; added here if it did not)."""
-        # the engine's note for programmers (where the state is kept) is said for the user by _fault
-        msg = str(exc).replace("; the last good state (at that t) is kept in .q, .v and .t", "")
-        loop_failure = getattr(self.e, "LoopFailure", None)
-        if loop_failure is None or not isinstance(exc, loop_failure):
-            return msg
-        name = getattr(exc, "constraint", None)
-        if f"'{name}'" not in msg:
-            msg = f"closed loop '{name}' came apart and could not be projected back onto it: {msg}"
-        if "smaller" not in msg:
-            msg += f"; try a smaller time step (dt = {self.sim.dt:g} now)"
-        return msg
 
     def loop_projections(self):
         """Times the simulator projected a drifting loop back onto it."""
@@ -453,16 +289,7 @@ class SimWorker:
         if n == self._projections_seen:
             return
         self._projections_seen = n
-        last = getattr(self.sim, "last_loop_projection", None)
-        if last is None:
-            msg = "a closed loop drifted; projected back onto it"
-        else:
-            t, name, residual = last
-            L = self.layout
-            col = L.residual_columns.get(name)
-            unit = L.units[col] if col is not None else ""
-            msg = f"loop '{name}' drifted to |f| = {residual:.2g}{f' {unit}' if unit else ''}; projected back onto it"
-        self.events.append(("loop", (msg, n)))
+        self.events.append(("loop", (projection_message(self.sim, self.layout), n)))
 
     def _fault(self, message):
         """Pause, keep (or restore) the last good state, and tell the GUI."""
@@ -531,7 +358,7 @@ class SimWorker:
             d = DragSpring(self.e, self.model, body, p_local, self.sim.t)
             d.update_mobility(self.sim.q, self.sim.prescribed)
         elif mode == "pose":
-            d = _PoseDrag(self.e, self.model, body, p_local, self.sim.q)
+            d = PoseDrag(self.e, self.model, body, p_local, self.sim.q)
         else:
             raise ValueError(f"drag mode: expected 'spring' or 'pose', got {mode!r}")
         self._drag, self._drag_mode = d, mode
@@ -568,15 +395,3 @@ class SimWorker:
         snap = take_snapshot(self, self._serial, teach)
         with self._lock:
             self._snapshot = snap
-
-
-class _PoseDrag:
-    """A drag while paused: the pose follows the mouse through IK."""
-
-    def __init__(self, engine, model, body, p_local, q):
-        self.body = body
-        self.p_local = p_local
-        self.mask = ik_mask(model, body)
-        self.point = point_jacobian(engine, model, q, body, p_local)[0]
-        self.target = self.point.copy()
-        self.force = np.zeros(3)
