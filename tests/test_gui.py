@@ -433,7 +433,7 @@ def test_a_model_load_freezes_the_heap_and_the_previous_model_is_still_freed(qtb
     even where it sits in a reference cycle that was frozen with it."""
     import gc
     import weakref
-    from app.window.mainwindow import _settle_heap
+    from app.window.loading import settle_heap as _settle_heap
     window.open_model("single_pendulum")
     qtbot.waitUntil(lambda: window.model is not None and window.model.name == "single_pendulum", timeout=30000)
     wait_snapshot(qtbot, window, lambda s: s.running and s.t > 0.05)

@@ -2,7 +2,7 @@
 
 Each lesson is run headless by the code the window uses to build its simulation
 (``app.sim.setup.window_start``: the window's initial state, ground and joint-limit defaults and held
-joints, as ``MainWindow._hold_at_start``; ``apply_lesson_to_simulation``: the lesson's state, joint
+joints, as ``app.window.install.hold_at_start``; ``apply_lesson_to_simulation``: the lesson's state, joint
 modes and laws, constraint switches, gravity, integrator and dt; ``make_simulator``: the window's
 input laws in the compiled step), for a few seconds of simulated time, and the physical claim of its
 notes is checked against a known answer: a right-hand side computed independently from the model's

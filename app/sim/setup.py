@@ -57,7 +57,7 @@ def joint_scales(engine, model, q):
 
 
 def window_start(engine, model, release_base=False, ground=None, joint_limits=None):
-    """The window's start (``MainWindow._hold_at_start`` calls it, so both start alike): initial
+    """The window's start (``app.window.install.hold_at_start`` calls it, so both start alike): initial
     state, ground and joint limits (``ground`` / ``joint_limits`` None: the window's defaults, the
     ground on for articulated floating-base robots with collision shapes, limits on when the
     model has some), and the joints it holds: joints that move only massless links; on the ground

@@ -162,7 +162,7 @@ class TeachingUI(QtCore.QObject):
     # ------------------------------------------------------------------ per frame
     def views_due(self, snap):
         """Whether ``frame`` would refill the Inspector or the Equation view with this snapshot
-        (the window gives that a frame of its own while running: MainWindow._frame_body)."""
+        (the window gives that a frame of its own while running: FrameLoop._body, app/window/frame.py)."""
         t = snap.teaching
         if self.model is None or self.overlay is None or t is None:
             return False
