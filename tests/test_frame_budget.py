@@ -236,3 +236,17 @@ def test_a_measured_real_time_factor_below_the_asked_speed_says_behind_without_a
         t = target
         p.finished(k * F, target, t, 1e-3, 8, False)
     assert p.rtf == pytest.approx(1.0) and not p.behind
+
+
+def test_the_rtf_text_never_calls_a_run_at_the_asked_speed_slower():
+    """Behind (it fell behind within the last RTF window) but measured at or above the asked speed:
+    catching up, not "slower"; slower than real time only at x1, slower than asked otherwise."""
+    from app.window.menus import RTF_TEXTS, rtf_text
+    assert rtf_text(1.26, 1.0, True) == "RTF 1.26 (asked ×1): catching up"
+    assert rtf_text(0.5, 1.0, True).endswith("physics slower than real time")
+    assert rtf_text(2.5, 4.0, True).endswith("physics slower than asked")          # faster than real time
+    assert rtf_text(0.2, 0.25, True).endswith("physics slower than asked")         # x1/4 asked
+    assert rtf_text(0.25, 0.25, True).endswith("catching up")
+    assert rtf_text(float("nan"), 1.0, True).endswith("slower than real time")    # not measured yet
+    assert rtf_text(1.0, 1.0, False) == "RTF 1.00 (×1)"
+    assert max(map(len, RTF_TEXTS)) >= len(rtf_text(12.34, 1 / 16, True))

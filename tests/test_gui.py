@@ -419,7 +419,8 @@ def test_says_so_when_physics_is_slower_than_real_time(qtbot, window, models):
     window.dt_box.setCurrentIndex(window.dt_box.findData(1e-4))
     window.speed_box.setCurrentIndex(window.speed_box.findData(4.0))     # 40 000 steps per second asked
     snap = wait_snapshot(qtbot, window, lambda s: s.behind and s.rtf == s.rtf, timeout=10000)
-    qtbot.waitUntil(lambda: "slower than real time" in window.rtf_label.text(), timeout=5000)
+    # asked x4: the physics is slower than asked (it may still be faster than real time)
+    qtbot.waitUntil(lambda: "physics slower than asked" in window.rtf_label.text(), timeout=5000)
     assert snap.rtf < 4.0
     # the window stays responsive meanwhile: frames keep coming
     n = len(window.view.frame_times)

@@ -11,7 +11,7 @@ from app.panels.jointpanel import JointPanel
 from app.plotting.plots import PlotPanel
 from app.viewport.view3d import View3D
 from app.window.gallery import Gallery
-from app.window.menus import rtf_text
+from app.window.menus import RTF_TEXTS
 from app.window.recording import RecordingControl
 from app.window.statusbar import ElidingStatusBar
 
@@ -63,7 +63,7 @@ def build_view(win):
     win.rtf_label.setObjectName("rtf")
     bold = win.rtf_label.font()
     bold.setBold(True)
-    widest = QtGui.QFontMetrics(bold).horizontalAdvance(rtf_text(99.99, 1 / 16, True))
+    widest = max(QtGui.QFontMetrics(bold).horizontalAdvance(t) for t in RTF_TEXTS)
     win.rtf_label.setFixedWidth(widest + 10)
     win.status.addPermanentWidget(win.time_label)
     win.status.addPermanentWidget(win.rtf_label)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from PyQt6 import QtWidgets
 
+from app.sim.pacing import BEHIND_RTF
 from app.widgets.actions import action
 
 SPEEDS = [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0]
@@ -14,10 +15,22 @@ def speed_text(s):
 
 
 def rtf_text(rtf, speed, behind):
-    """The real-time factor for the status bar (its label is as wide as the longest of these)."""
+    """The real-time factor for the status bar (its label is as wide as the longest of these:
+    ``RTF_TEXTS``). ``behind`` (``pacing.Pacer.behind``) says the physics fell behind within the last
+    RTF window. While the measured factor is still below the asked speed: "slower than real time" at
+    x1, "slower than asked" at any other speed (x4 run at 2.5 is faster than real time, x1/4 run at
+    0.2 slower than asked, not than real time). Once the measured factor has reached the asked speed
+    again it is catching up a short lag (``pacing.RESYNC``): RTF 1.26 at x1 is not "slower"."""
+    if behind and not rtf >= BEHIND_RTF * speed:          # NaN: not measured yet, still behind
+        what = "real time" if speed == 1.0 else "asked"
+        return f"RTF {rtf:.2f} (asked {speed_text(speed)}): physics slower than {what}"
     if behind:
-        return f"RTF {rtf:.2f} (asked {speed_text(speed)}): physics slower than real time"
+        return f"RTF {rtf:.2f} (asked {speed_text(speed)}): catching up"
     return f"RTF {rtf:.2f} ({speed_text(speed)})"
+
+
+# the longest texts rtf_text gives (the label's fixed width)
+RTF_TEXTS = [rtf_text(r, s, True) for r in (0.0, 99.99) for s in SPEEDS]
 
 
 def build_menus(win):
