@@ -35,6 +35,7 @@ up to its last good state, NaN after).
 from __future__ import annotations
 
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
@@ -284,12 +285,27 @@ def mass_matrix(model, Q, threads=None):
     return out
 
 
+def _not_in_a_rollout(model):
+    """What of the model a rollout does not simulate but the Simulator would by default."""
+    from engine.simulation.settings import model_has_friction, model_has_limits
+    out = []
+    if model_has_limits(model):
+        out.append("joint limits")
+    if model_has_friction(model):
+        out.append("joint friction")
+    if getattr(model, "constraints", None):
+        out.append("closed-loop constraints")
+    return out
+
+
 def rollout(model, q0s, v0s, taus, dt, integrator="rk4", threads=None):
     """(Q, V): N trajectories of `steps` steps of `dt` from (q0s[i], v0s[i]) under the torques
     taus[i] (N, steps, nv) or taus (steps, nv) for all; Q (N, steps + 1, nq), V (N, steps + 1, nv),
-    row 0 the initial state. Equal to ``engine.Simulator(model, dt, integrator, q0, v0)`` stepped
-    with ``tau_cmd`` = taus[i][k] at step k. The model's closed-loop constraints are not applied
-    (use the Simulator for those).
+    row 0 the initial state. Equal to ``engine.Simulator(model, dt, integrator, q0, v0,
+    joint_limits=False, joint_friction=False)`` stepped with ``tau_cmd`` = taus[i][k] at step k:
+    joint limits, joint friction, ground contact and closed-loop constraints are not applied (use the
+    Simulator for those). The Simulator applies a model's limits and friction by default, so for a
+    model that has any a UserWarning names what the rollout leaves out.
 
     Rows are independent: a rollout that diverges stops at its last good state while the others run
     to the end; then ``engine.RolloutDiverged`` (a SimulationDiverged) is raised naming the diverged
@@ -318,6 +334,11 @@ def rollout(model, q0s, v0s, taus, dt, integrator="rk4", threads=None):
     if not np.all(np.isfinite(T)):
         raise InputError("taus: holds NaN or Inf", "taus")
     steps = T.shape[1]
+    left_out = _not_in_a_rollout(model)
+    if left_out:
+        warnings.warn(f"engine.batch.rollout: the {' and the '.join(left_out)} of model '{model.name}' are not "
+                      f"simulated in a rollout (engine.Simulator(..., joint_limits=False, joint_friction=False) "
+                      f"steps as it does; the Simulator's defaults apply them)", UserWarning, stacklevel=2)
     Q = np.empty((N, steps + 1, model.nq))
     V = np.empty((N, steps + 1, model.nv))
     Q[:, 0] = q0s

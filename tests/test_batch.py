@@ -111,3 +111,36 @@ def test_a_batch_releases_the_gil(model):
     # about 10^6 here with the GIL released; a kernel holding it leaves only the Python before and
     # after it (a spinning non-nogil kernel of the same length: ~6000)
     assert count > 100_000, f"only {count} iterations of this thread ran beside the batch"
+
+
+LIMITED_FRICTION_PENDULUM = """<robot name="stop_pendulum"><link name="base"/>
+<link name="arm"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/>
+<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="1 0 0"/>
+<limit lower="-0.3" upper="0.3" effort="10" velocity="10"/><dynamics friction="0.2"/></joint></robot>"""
+
+
+def test_rollout_says_what_it_leaves_out_and_equals_the_simulator_without_it():
+    """A rollout does not simulate joint limits or joint friction, which the Simulator applies by
+    default: it warns naming both, and equals the Simulator with both switched off (and differs from
+    the Simulator's defaults, which is why it must say so)."""
+    from engine.parsers.urdf import load_urdf_string
+    model = load_urdf_string(LIMITED_FRICTION_PENDULUM, load_meshes=False)
+    q0, v0, steps = np.array([0.25]), np.array([2.0]), 400
+    taus = np.zeros((steps, 1))
+    with pytest.warns(UserWarning, match=r"joint limits and the joint friction of model 'stop_pendulum'"):
+        QQ, VV = engine.batch.rollout(model, q0[None], v0[None], taus, 1e-3)
+    off = engine.Simulator(model, dt=1e-3, q=q0, v=v0, joint_limits=False, joint_friction=False)
+    on = engine.Simulator(model, dt=1e-3, q=q0, v=v0)
+    assert on.joint_limits and on.joint_friction
+    for k in range(steps):
+        off.step(1)
+        on.step(1)
+        assert_close(QQ[0, k + 1], off.q, 1e-14, f"q after step {k + 1}")
+    assert QQ[0, -1, 0] > 0.35 and on.q[0] <= 0.3 + 1e-6      # the rollout passed the stop; the Simulator did not
+    # a model with neither (a free root and every joint kind, no limits): no warning
+    tree = cached_pair(5, min_dof=12).model
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        engine.batch.rollout(tree, tree.neutral()[None], np.zeros((1, tree.nv)), np.zeros((3, tree.nv)), 1e-3)

@@ -12,6 +12,12 @@ STABILIZATIONS = ("baumgarte", "none")
 LOOP_TOLERANCE = 1e-4      # of the model's characteristic length
 
 
+def model_has_limits(model):
+    """Whether any revolute or prismatic joint of the model has a finite limit (URDF <limit>)."""
+    return any(j.kind in ("revolute", "prismatic") and j.nv == 1
+               and (np.isfinite(j.lower[0]) or np.isfinite(j.upper[0])) for j in model.joints)
+
+
 def model_has_friction(model):
     """Whether any joint coordinate of the model has dry friction f > 0."""
     return any(j.friction is not None and np.any(np.asarray(j.friction, dtype=float) > 0.0) for j in model.joints)
@@ -85,8 +91,7 @@ class Settings:
     def joint_limits(self, value):
         if value is None:
             # on when the model has limits (URDF <limit> of revolute and prismatic joints)
-            value = any(j.kind in ("revolute", "prismatic") and j.nv == 1
-                        and (np.isfinite(j.lower[0]) or np.isfinite(j.upper[0])) for j in self.model.joints)
+            value = model_has_limits(self.model)
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"joint_limits: expected True, False or None, got {value!r}")
         self._joint_limits = bool(value)
