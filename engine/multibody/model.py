@@ -113,6 +113,10 @@ class Frame:
     placement: np.ndarray  # 4x4 pose in that body's frame
 
     def __post_init__(self):
+        # a C-contiguous float64 4x4, as the Jacobian kernel's entry point reads it (engine.algorithms.api)
+        self.placement = np.array(self.placement, dtype=np.float64, order="C")
+        if self.placement.shape != (4, 4):
+            raise ModelError(f"frame {self.name!r}: placement must be 4 x 4, got shape {self.placement.shape}")
         # decided once, so per-call kinematics can skip the identity product
         self.offset = not np.array_equal(self.placement, np.eye(4))
 
