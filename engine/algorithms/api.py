@@ -273,22 +273,50 @@ _HD_NAMES = ("q", "v", "prescribed", "a", "tau")
 
 
 def _work(model):
-    """The calling thread's workspaces (inlined as a try/except in the hot wrappers below)."""
+    """The calling thread's workspaces: for a call whose workspace rows are read after the kernel
+    returns (joint_wrenches, body_accelerations, engine.loops) or that loads f_ext into them first."""
     try:
         return model._tls.w
     except AttributeError:
         return model._work()
 
 
+# The public calls that leave nothing in their workspace to be read afterwards run on the model's
+# shared workspaces (Model._shared_work: one attribute read, where this thread's costs a
+# threading.local look-up): their kernels hold the GIL from start to end, so two threads never use
+# them at once (tests/test_threads.py checks the kernels are not compiled nogil).
+def _rnea_into(model, w, q, v, a):
+    """Inverse dynamics on workspaces w (this thread's), every call through _invoke."""
+    out = _empty(model.nv)
+    _invoke(_rnea, model, _QVA, (model._mb, w.wb_rnea, q, v, a, out), "inverse_dynamics")
+    return out
+
+
+def _aba_into(model, w, q, v, tau):
+    out = _empty(model.nv)
+    _invoke(_aba, model, _QVT, (model._mb, w.wb_aba, q, v, tau, out), "forward_dynamics")
+    return out
+
+
+def _hybrid_into(model, w, q, v, prescribed, a, tau):
+    a_out = _empty(model.nv)
+    tau_out = _empty(model.nv)
+    prescribed = _coordinate_mask(model, prescribed)
+    _invoke(_hybrid, model, _HD_NAMES, (model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out),
+            "hybrid_dynamics")
+    return a_out, tau_out
+
+
 def inverse_dynamics(model, q, v, a, f_ext=None):
     """tau = M(q) a + b(q, v) - sum_i J_i^T F_i^ext  (Table 2, recursive Newton-Euler).
     Joint armature contributes armature * a; viscous damping is not included (see Simulator)."""
-    try:
-        w = model._tls.w
-    except AttributeError:
-        w = model._work()
     if f_ext:
-        return _with_fext(model, w.rnea, f_ext, lambda: inverse_dynamics(model, q, v, a))
+        w = _work(model)
+        return _with_fext(model, w.rnea, f_ext, lambda: _rnea_into(model, w, q, v, a))
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
     out = _empty(model.nv)
     try:
         if not _rnea(model._mb, w.wb_rnea, q, v, a, out):
@@ -301,12 +329,13 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
 
 def forward_dynamics(model, q, v, tau, f_ext=None):
     """a = M(q)^-1 (tau - b(q, v) + sum_i J_i^T F_i^ext)  (Table 3, articulated-body algorithm)."""
-    try:
-        w = model._tls.w
-    except AttributeError:
-        w = model._work()
     if f_ext:
-        return _with_fext(model, w.aba, f_ext, lambda: forward_dynamics(model, q, v, tau))
+        w = _work(model)
+        return _with_fext(model, w.aba, f_ext, lambda: _aba_into(model, w, q, v, tau))
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
     out = _empty(model.nv)
     try:
         if not _aba(model._mb, w.wb_aba, q, v, tau, out):
@@ -321,12 +350,13 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
     """Table 4. prescribed: one flag per velocity coordinate, True = acceleration given (read from
     a), False = torque given (read from tau); all coordinates of one joint share one flag (one flag
     per joint). Returns (a_out, tau_out), both complete."""
-    try:
-        w = model._tls.w
-    except AttributeError:
-        w = model._work()
     if f_ext:
-        return _with_fext(model, w.hd, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
+        w = _work(model)
+        return _with_fext(model, w.hd, f_ext, lambda: _hybrid_into(model, w, q, v, prescribed, a, tau))
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
     a_out = _empty(model.nv)
     tau_out = _empty(model.nv)
     try:       # a mask of nv booleans as it is; anything else (one flag per joint, a list) fails here
@@ -343,9 +373,9 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
 def mass_matrix(model, q):
     """M(q) (nv x nv, symmetric, armature on the diagonal) by composite rigid-body inertias."""
     try:
-        w = model._tls.w
+        w = model._sw
     except AttributeError:
-        w = model._work()
+        w = model._shared_work()
     M = _empty((model.nv, model.nv))
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         try:
@@ -360,9 +390,9 @@ def mass_matrix(model, q):
 def bias_forces(model, q, v):
     """b(q, v) = C(q, v) v + g(q): inverse dynamics with zero acceleration."""
     try:
-        w = model._tls.w
+        w = model._sw
     except AttributeError:
-        w = model._work()
+        w = model._shared_work()
     out = _empty(model.nv)
     if (type(q) is _ND and q.dtype is _F64 and q.strides == _VEC
             and type(v) is _ND and v.dtype is _F64 and v.strides == _VEC):     # _is_vec(q), _is_vec(v)
@@ -378,9 +408,9 @@ def bias_forces(model, q, v):
 def gravity_forces(model, q):
     """g(q): inverse dynamics with zero velocity and acceleration."""
     try:
-        w = model._tls.w
+        w = model._sw
     except AttributeError:
-        w = model._work()
+        w = model._shared_work()
     out = _empty(model.nv)
     z = model._zero_v
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
@@ -399,9 +429,9 @@ def coriolis_matrix(model, q, v):
     the world frame with subtree sums, O(n d): algorithms/coriolis.py)."""
     C = _zeros((model.nv, model.nv))
     try:
-        w = model._tls.w
+        w = model._sw
     except AttributeError:
-        w = model._work()
+        w = model._shared_work()
     jac = w.jac
     if (type(q) is _ND and q.dtype is _F64 and q.strides == _VEC
             and type(v) is _ND and v.dtype is _F64 and v.strides == _VEC):     # _is_vec(q), _is_vec(v)
@@ -416,7 +446,10 @@ def coriolis_matrix(model, q, v):
 
 def _energies(model, q, v):
     out = _empty(2)
-    wb = _work(model).wb_kin
+    try:
+        wb = model._sw.wb_kin
+    except AttributeError:
+        wb = model._shared_work().wb_kin
     try:
         if not _energy(model._mb, wb, q, v, out):
             return out
@@ -443,9 +476,9 @@ def potential_energy(model, q):
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         out = _empty(2)
         try:
-            wb = model._tls.w.wb_kin
+            wb = model._sw.wb_kin
         except AttributeError:
-            wb = model._work().wb_kin
+            wb = model._shared_work().wb_kin
         try:
             if not _ep_energy(model._mb, wb, q, model._zero_v, out):
                 return float(out[1])
@@ -479,9 +512,9 @@ def body_poses(model, q):
     """(nbodies, 4, 4): the world pose of every movable body, in ``model.body_names`` order."""
     out = _empty((model.nbodies, 4, 4))
     try:
-        wb = model._tls.w.wb_kin
+        wb = model._sw.wb_kin
     except AttributeError:
-        wb = model._work().wb_kin
+        wb = model._shared_work().wb_kin
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         try:
             if not _ep_body_poses(model._mb, wb, q, out):
@@ -532,9 +565,9 @@ def jacobian(model, q, name, frame="local"):
     if not k:
         return J
     try:
-        wb = model._tls.w.wb_kin
+        wb = model._sw.wb_kin
     except AttributeError:
-        wb = model._work().wb_kin
+        wb = model._shared_work().wb_kin
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         try:
             if not _ep_frame_jac(model._mb, wb, q, k, f.placement, code, J):
@@ -557,9 +590,9 @@ def center_of_mass(model, q):
     """Centre of mass of the whole model in the world (3,)."""
     out = _empty(4)
     try:
-        wb = model._tls.w.wb_kin
+        wb = model._sw.wb_kin
     except AttributeError:
-        wb = model._work().wb_kin
+        wb = model._shared_work().wb_kin
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         try:
             if not _ep_com(model._mb, wb, q, out):
@@ -574,7 +607,10 @@ def body_velocities(model, q, v):
     """{body name: body twist (w, v) in the body's own frame} for the movable bodies."""
     V = _empty((model.nbodies + 1, 6))
     T = _empty((model.nbodies + 1, 12))
-    wb = _work(model).wb_kin
+    try:
+        wb = model._sw.wb_kin
+    except AttributeError:
+        wb = model._shared_work().wb_kin
     try:
         st = _bvel(model._mb, wb, q, v, V, T)
     except (TypeError, ZeroDivisionError):
@@ -586,8 +622,9 @@ def body_velocities(model, q, v):
 
 def body_accelerations(model, q, v, a):
     """{body name: dV/dt (w', v') in the body's own frame}, gravity not included."""
-    inverse_dynamics(model, q, v, a)
-    ws = _work(model).rnea
+    w = _work(model)
+    _rnea_into(model, w, q, v, a)
+    ws = w.rnea
     g = model._m[0]["g"]
     out = {}
     rows = _world_poses(model, q)
@@ -600,8 +637,12 @@ def body_accelerations(model, q, v, a):
 def joint_wrenches(model, q, v, a, f_ext=None):
     """{joint name: F_i}, the wrench (m, f) the parent transmits to the child through joint i, in
     the child body's frame (Table 2). S_i^T F_i is the joint torque; the rest is the reaction."""
-    inverse_dynamics(model, q, v, a, f_ext)
-    ws = _work(model).rnea
+    w = _work(model)
+    if f_ext:
+        _with_fext(model, w.rnea, f_ext, lambda: _rnea_into(model, w, q, v, a))
+    else:
+        _rnea_into(model, w, q, v, a)
+    ws = w.rnea
     return {j.name: ws[j.body]["F"].copy() for j in model.joints}
 
 

@@ -409,6 +409,7 @@ class Model:
         self._mb = m.view(np.uint8)      # the kernels' (writable-typed, never written) byte view
         m.setflags(write=False)          # (after taking the view, which stays writable-typed)
         self._m = m
+        self.__dict__.pop("_sw", None)   # the shared workspaces are made again, to the new data's sizes
 
     @property
     def gravity(self):
@@ -441,6 +442,17 @@ class Model:
             w = self._tls.w = Workspace(self.nbodies, self.nv)
             return w
 
+    def _shared_work(self):
+        """The workspaces of the public calls that leave nothing in them to be read after the kernel
+        returns (engine.algorithms.api), shared by every thread: those kernels hold the GIL from
+        start to end, so two threads never use them at once. Made at the first call; dropped with
+        the packed data (_set_packed), so they always have the model's sizes."""
+        try:
+            return self._sw
+        except AttributeError:
+            w = self._sw = Workspace(self.nbodies, self.nv)
+            return w
+
     def clone(self):
         """An independent copy sharing this one's constant data: its own gravity setting, its own
         constraint switches and warning counts."""
@@ -456,6 +468,7 @@ class Model:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_tls", None)
+        state.pop("_sw", None)
         return state
 
     def __setstate__(self, state):
