@@ -376,7 +376,7 @@ def mass_matrix(model, q):
         w = model._sw
     except AttributeError:
         w = model._shared_work()
-    M = _empty((model.nv, model.nv))
+    M = _empty(w.shape_M)
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         try:
             if not _ep_crba(model._mb, w.wb_crba, q, M):
@@ -510,11 +510,12 @@ def _pose4(row):
 
 def body_poses(model, q):
     """(nbodies, 4, 4): the world pose of every movable body, in ``model.body_names`` order."""
-    out = _empty((model.nbodies, 4, 4))
     try:
-        wb = model._sw.wb_kin
+        w = model._sw
     except AttributeError:
-        wb = model._shared_work().wb_kin
+        w = model._shared_work()
+    out = _empty(w.shape_P)
+    wb = w.wb_kin
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         try:
             if not _ep_body_poses(model._mb, wb, q, out):
@@ -560,14 +561,15 @@ def jacobian(model, q, name, frame="local"):
         code = _FRAME_CODES[frame]
     except (KeyError, TypeError):     # TypeError: an unhashable frame
         raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}") from None
-    J = _zeros((6, model.nv))
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
+    J = _zeros(w.shape_J)
     k = f.body
     if not k:
         return J
-    try:
-        wb = model._sw.wb_kin
-    except AttributeError:
-        wb = model._shared_work().wb_kin
+    wb = w.wb_kin
     if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
         try:
             if not _ep_frame_jac(model._mb, wb, q, k, f.placement, code, J):

@@ -274,10 +274,12 @@ class Workspace:
     crosses into numba faster than a record array; each kernel views it back as records)."""
 
     __slots__ = ("rnea", "aba", "hd", "crba", "kin", "wb_rnea", "wb_aba", "wb_hd", "wb_crba",
-                 "wb_kin", "jac")
+                 "wb_kin", "jac", "shape_M", "shape_J", "shape_P")
 
     def __init__(self, nbodies, nv):
         n = nbodies + 1
+        # the shapes of the public calls' outputs (mass matrix, Jacobian, body poses), made once
+        self.shape_M, self.shape_J, self.shape_P = (nv, nv), (6, nv), (nbodies, 4, 4)
         for name in ("rnea", "aba", "hd", "crba", "kin"):
             ws = np.zeros(n, dtype=WS_DTYPE)
             setattr(self, name, ws)
