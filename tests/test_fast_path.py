@@ -101,3 +101,46 @@ def test_integer_vectors_are_converted_not_read_as_float_bits(case):
     link = case.body_names[-1]
     np.testing.assert_array_equal(engine.jacobian(m, q, link), engine.jacobian(m, q.astype(float), link))
     np.testing.assert_array_equal(engine.body_poses(m, q), engine.body_poses(m, q.astype(float)))
+
+
+def test_is_vec_passes_only_contiguous_native_float64_vectors():
+    from engine.algorithms.api import _is_vec
+    x = np.arange(5.0)
+    assert _is_vec(x)
+    assert not any(_is_vec(y) for kind, y in _variants(x).items() if kind not in ("read-only", "unaligned"))
+    assert not _is_vec(np.array(1.0)) and not _is_vec(x.astype(np.int64)) and not _is_vec(x.astype(np.float32))
+
+
+def test_every_entry_point_call_is_behind_the_test_of_its_callers_vectors():
+    """A kernel's entry point reads any array as its signature's type (an int64 vector as float64
+    bits; a 2-D one overruns its record of the shape): every wrapper that calls one tests each caller
+    vector it passes with _is_vec's expression, inline, in a condition around the call."""
+    import ast
+    import inspect
+    from engine.algorithms import api
+    src = inspect.getsource(api)
+    tree = ast.parse(src)
+    test = "type({x}) is _ND and {x}.dtype is _F64 and {x}.strides == _VEC"
+    parent = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parent[child] = node
+    checked = 0
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        params = {a.arg for a in fn.args.args} - {"model", "name", "frame", "f_ext"}
+        for c in ast.walk(fn):
+            if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id.startswith("_ep_")):
+                continue
+            conds = []
+            node = c
+            while node is not fn:
+                up = parent[node]
+                if isinstance(up, ast.If) and node is not up.test and node in up.body:
+                    conds.append(ast.get_source_segment(src, up.test))
+                node = up
+            passed = {a.id for a in c.args if isinstance(a, ast.Name)} & params
+            assert passed, f"{fn.name}: {c.func.id} passes no caller vector?"
+            for x in passed:
+                assert any(test.format(x=x) in t for t in conds), f"{fn.name}: {x} reaches {c.func.id} without the test"
+            checked += 1
+    assert checked >= 9

@@ -1,15 +1,18 @@
 """The public functions of the engine: thin Python wrappers around the compiled kernels.
 
-Each wrapper hands the packed model, the calling thread's workspace for the algorithm
-(``model._work()``: every thread gets its own, so concurrent calls on one model do not interfere)
-and the caller's vectors to one compiled kernel through ``_invoke``, the one call helper (the
-kernels' side of the convention, argument types and status codes, is ``engine/kernel/layout.py``). The
-kernels check lengths and finiteness themselves and return a status code, so the common case
-(float64 vectors) costs one compiled call; anything else (lists, ints, float32, read-only or
-non-contiguous arrays) is converted once on a slow path. The common case goes one of two ways:
-through numba's dispatcher (which types every argument and refuses any of another type), or, for
-the calls that take one or two caller vectors and several arrays of the model's own, straight to the
-kernel's compiled entry point after ``_is_vec`` has checked the caller's vectors (see _entry). Bad input raises ``InputError`` (a
+Each wrapper hands the packed model, a workspace for the algorithm and the caller's vectors to one
+compiled kernel (the kernels' side of the convention, argument types and status codes, is
+``engine/kernel/layout.py``). A call that leaves nothing in its workspace for later (most public
+calls) runs on the model's shared workspaces (``Model._shared_work``: their kernels hold the GIL);
+one whose workspace rows are read afterwards, or that loads f_ext into them, runs on the calling
+thread's (``model._work()``), so concurrent calls on one model do not interfere. The kernels check
+lengths and finiteness themselves and return a status code, so the common case (float64 vectors)
+costs one compiled call, reached one of two ways: through numba's dispatcher (which types every
+argument and refuses any of another type), or, for the calls that take one or two caller vectors and
+several arrays of the model's own, straight at the kernel's compiled entry point once the inline
+test of ``_is_vec`` has passed the caller's vectors (see _entry). Anything else (lists, ints,
+float32, non-contiguous arrays, a status other than OK) goes through ``_invoke``, the one slow-path
+helper, which converts once and names what it cannot convert. Bad input raises ``InputError`` (a
 ValueError) naming the argument: "q: expected 7, got 6"; finite input whose result overflows raises
 ``NumericalOverflow``.
 
