@@ -204,11 +204,14 @@ def bench_robot(name, repeat, seed=0):
 
 
 def breakdown(name, repeat, seed=0):
-    """Where a small call's time goes: the public call, its kernel called through numba's dispatcher
-    with the wrapper's arguments made once (no output allocated, no Python wrapper), and Pinocchio.
-    {label: (public, kernel, pin)} per-call seconds (best rounds)."""
+    """Where a small call's time goes: the public call; its kernel called through numba's dispatcher
+    with the wrapper's arguments made once (no output allocated, no Python wrapper); the same at the
+    kernel's compiled entry point (no dispatch: what the public call runs); making and freeing the
+    output alone; Pinocchio. {label: (public, dispatcher, entry, output, pin)} per-call seconds
+    (best rounds)."""
     import engine
     import pinocchio as pin
+    from engine.algorithms.api import _entry
     from engine.algorithms.crba import crba
     from engine.algorithms.poses import body_poses, frame_jacobian, FRAME_CODES
     model, pmodel = load(name)
@@ -217,7 +220,7 @@ def breakdown(name, repeat, seed=0):
     rng = np.random.default_rng(seed)
     q = engine.integrate(model, model.neutral(), rng.uniform(-0.5, 0.5, model.nv))
     qp = q_to_pin(q)
-    w = model._work()
+    w = model._shared_work()
     link = model.body_names[-1]
     f = model.frames[link]
     fid = pmodel.getFrameId(link)
@@ -226,24 +229,30 @@ def breakdown(name, repeat, seed=0):
     J = np.zeros((6, model.nv))
     world = FRAME_CODES["world"]
     mb = model._mb
+    engine.mass_matrix(model, q)            # prepares the kernels (compiled or loaded)
+    engine.jacobian(model, q, link, "world")
+    engine.body_poses(model, q)
+    e_crba, e_jac, e_poses = _entry(crba), _entry(frame_jacobian), _entry(body_poses)
+    shape_M, shape_J, shape_P = M.shape, J.shape, P.shape
     calls = [
         ("mass matrix", lambda: engine.mass_matrix(model, q), lambda: crba(mb, w.wb_crba, q, M),
-         lambda: pin.crba(pmodel, pdata, qp)),
+         lambda: e_crba(mb, w.wb_crba, q, M), lambda: np.empty(shape_M), lambda: pin.crba(pmodel, pdata, qp)),
         ("jacobian world", lambda: engine.jacobian(model, q, link, "world"),
          lambda: frame_jacobian(mb, w.wb_kin, q, f.body, f.placement, world, J),
+         lambda: e_jac(mb, w.wb_kin, q, f.body, f.placement, world, J), lambda: np.zeros(shape_J),
          lambda: pin.computeFrameJacobian(pmodel, pdata, qp, fid, pin.ReferenceFrame.WORLD)),
         ("body poses", lambda: engine.body_poses(model, q), lambda: body_poses(mb, w.wb_kin, q, P),
+         lambda: e_poses(mb, w.wb_kin, q, P), lambda: np.empty(shape_P),
          lambda: pin.forwardKinematics(pmodel, pdata, qp)),
     ]
     out = {}
-    for label, public, kern, theirs in calls:
-        number = calibrate(public)
-        tu, tk, tp = [], [], []
+    for label, *fns in calls:
+        number = calibrate(fns[0])
+        times = [[] for _ in fns]
         for _ in range(repeat):
-            tu.append(timeit.Timer(public, timer=TIMER).timeit(number) / number)
-            tk.append(timeit.Timer(kern, timer=TIMER).timeit(number) / number)
-            tp.append(timeit.Timer(theirs, timer=TIMER).timeit(number) / number)
-        out[label] = (min(tu), min(tk), min(tp))
+            for t, fn in zip(times, fns):
+                t.append(timeit.Timer(fn, timer=TIMER).timeit(number) / number)
+        out[label] = tuple(min(t) for t in times)
     return out
 
 
@@ -294,12 +303,15 @@ def main(argv=None):
     for s in summary:
         print(s)
     if args.breakdown:
-        print("\nbreakdown (best rounds, us): the public call; its kernel through numba's dispatcher, outputs and "
-              "arguments made once (no allocation, no Python wrapper); Pinocchio")
+        print("\nbreakdown (best rounds, us): the public call; its kernel through numba's dispatcher and at its "
+              "compiled entry point (what the public call runs), outputs and arguments made once; making and "
+              "freeing the output alone; Pinocchio. rest = public - entry - output: the Python wrapper (its "
+              "call, look-ups, the test of q)")
         for name in args.robots:
-            for label, (tu, tk, tp) in breakdown(name, args.repeat).items():
-                print(f"{name:<8} {label:<15} public {tu * 1e6:6.2f}  kernel {tk * 1e6:6.2f}  pin {tp * 1e6:6.2f}   "
-                      f"public/pin {tu / tp:5.2f}  kernel/pin {tk / tp:5.2f}  wrapper and allocation {(tu - tk) * 1e6:5.2f}")
+            for label, (tu, tk, te, to, tp) in breakdown(name, args.repeat).items():
+                print(f"{name:<8} {label:<15} public {tu * 1e6:5.2f}  dispatcher {tk * 1e6:5.2f}  entry {te * 1e6:5.2f}  "
+                      f"output {to * 1e6:4.2f}  pin {tp * 1e6:5.2f}   public/pin {tu / tp:4.2f}  entry/pin {te / tp:4.2f}  "
+                      f"rest {(tu - te - to) * 1e6:4.2f}")
     print(f"\nworst ours/Pinocchio ratio (best rounds, ID/FD/M): {worst:.2f} "
           f"({'within' if worst <= TARGET else 'ABOVE'} the {TARGET} target)")
     print("'agree': relative difference of the results at the timed state (hybrid: |ID(a_out) - tau_out|)")

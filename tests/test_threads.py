@@ -1,7 +1,9 @@
 """One model, several threads: every public call gives the result it gives when called serially.
 
-The workspaces live per thread (``Model._work``), so nothing one thread writes (body quantities,
-external wrenches loaded for a call) is seen by another. The switch interval is set to a
+The workspaces a call reads after its kernel returns, or loads external wrenches into, live per
+thread (``Model._work``), so nothing one thread writes (body quantities, external wrenches loaded
+for a call) is seen by another. The calls that only use theirs inside one kernel call share the
+model's (``Model._shared_work``): their kernels hold the GIL, so no other thread runs meanwhile. The switch interval is set to a
 microsecond so that threads interleave between every few bytecodes; with one shared workspace
 (the design before) calls with and without f_ext mixed like this gave wrong results.
 """
@@ -143,3 +145,28 @@ def test_a_thread_gets_its_own_workspace_and_a_clone_its_own_settings(leg):
     other = model.clone()
     other.gravity = (0.0, 0.0, 0.0)
     assert np.allclose(model.gravity, (0, 0, -9.81)) and np.allclose(other.gravity, 0.0)
+
+
+def test_the_kernels_on_the_shared_workspaces_hold_the_gil():
+    """Model._shared_work is shared by every thread: sound only while the kernels the public calls
+    run on it hold the GIL from start to end (compiled without nogil)."""
+    from engine.algorithms import api
+    kernels = [api._rnea, api._aba, api._hybrid, api._crba, api._coriolis, api._energy, api._body_poses,
+               api._frame_jac, api._com, api._bvel]
+    for k in kernels:
+        assert not k.targetoptions.get("nogil", False), k.__name__
+
+
+def test_shared_workspaces_follow_the_models_sizes(leg):
+    m = leg.clone()
+    q = m.neutral()
+    engine.mass_matrix(m, q)
+    w = m._shared_work()
+    assert m.clone()._shared_work() is w         # a clone has the same sizes
+    m.gravity = (0.0, 0.0, -1.0)
+    assert m._shared_work() is not w             # new packed data: made again
+    scene = engine.Scene(m)
+    scene.add_box("box", size=(0.1, 0.1, 0.1), mass=1.0, position=(0.0, 0.0, 1.0))
+    s = scene.build()
+    assert len(s._shared_work().kin) == s.nbodies + 1 == m.nbodies + 2
+    np.testing.assert_allclose(engine.mass_matrix(s, s.neutral())[:m.nv, :m.nv], engine.mass_matrix(m, q))

@@ -1,12 +1,18 @@
 """The public functions of the engine: thin Python wrappers around the compiled kernels.
 
-Each wrapper hands the packed model, the calling thread's workspace for the algorithm
-(``model._work()``: every thread gets its own, so concurrent calls on one model do not interfere)
-and the caller's vectors to one compiled kernel through ``_invoke``, the one call helper (the
-kernels' side of the convention, argument types and status codes, is ``engine/kernel/layout.py``). The
-kernels check lengths and finiteness themselves and return a status code, so the common case
-(writable float64 vectors) costs one compiled call; anything else (lists, ints, float32, read-only
-or non-contiguous arrays) is converted once on a slow path. Bad input raises ``InputError`` (a
+Each wrapper hands the packed model, a workspace for the algorithm and the caller's vectors to one
+compiled kernel (the kernels' side of the convention, argument types and status codes, is
+``engine/kernel/layout.py``). A call that leaves nothing in its workspace for later (most public
+calls) runs on the model's shared workspaces (``Model._shared_work``: their kernels hold the GIL);
+one whose workspace rows are read afterwards, or that loads f_ext into them, runs on the calling
+thread's (``model._work()``), so concurrent calls on one model do not interfere. The kernels check
+lengths and finiteness themselves and return a status code, so the common case (float64 vectors)
+costs one compiled call, reached one of two ways: through numba's dispatcher (which types every
+argument and refuses any of another type), or, for the calls that take one or two caller vectors and
+several arrays of the model's own, straight at the kernel's compiled entry point once the inline
+test of ``_is_vec`` has passed the caller's vectors (see _entry). Anything else (lists, ints,
+float32, non-contiguous arrays, a status other than OK) goes through ``_invoke``, the one slow-path
+helper, which converts once and names what it cannot convert. Bad input raises ``InputError`` (a
 ValueError) naming the argument: "q: expected 7, got 6"; finite input whose result overflows raises
 ``NumericalOverflow``.
 
@@ -31,6 +37,50 @@ from engine.algorithms.poses import (body_poses as _body_poses, frame_jacobian a
                                      FRAME_CODES as _FRAME_CODES)
 
 _F64 = np.dtype(np.float64)
+_ND = np.ndarray
+_VEC = (8,)          # the strides of a 1-D array of float64 in a row
+_empty = np.empty
+_zeros = np.zeros
+
+
+# ------------------------------------------------------------------ entry points (fast path)
+# numba's dispatcher types every argument of a call (~30 ns an array on this machine's class of CPU)
+# before it calls the compiled entry point; a call such as jacobian passes seven, five of them the
+# model's own (its bytes, the workspace, the frame's body and placement, the frame code) or an output
+# just made, whose types are known. The entry point itself checks nothing: it reads any array as the
+# signature's type, so an int64 vector would be read as float64 bits, a strided one as contiguous
+# and a 2-D one would overrun the entry point's record of the shape. So a caller's vector reaches
+# it only after _is_vec's test, written out in each wrapper (a call costs more than the test):
+#     type(x) is np.ndarray and x.dtype is float64 (native byte order) and x.strides == (8,)
+# i.e. exactly an ndarray (no subclass, list or tuple), of float64, one-dimensional and contiguous.
+# Anything else (float32, int, lists, column vectors, strided or non-native arrays) goes the way it
+# went before: numba's dispatcher, then _invoke's conversion, which refuses by name what it cannot
+# convert. A read-only vector passes the test: the kernels never write their inputs (the slow path
+# copies it only because the signatures' types are the writable ones), so it gives the same result.
+def _is_vec(x):
+    """The fast path's test of a caller's vector (the wrappers inline it)."""
+    return type(x) is _ND and x.dtype is _F64 and x.strides == _VEC
+
+
+def _entry(kernel):
+    """The compiled entry point of a one-signature Kernel (prepared first: compiled, or loaded from
+    the cache), called without numba's dispatch: only with the model's arrays and vectors that
+    passed _is_vec's test."""
+    if kernel._pending is not None:
+        kernel._prepare()
+    (sig,) = kernel.signatures
+    return kernel.overloads[sig].entry_point
+
+
+def _lazy_entry(name, kernel):
+    """A stand-in for module global `name` that resolves the kernel's entry point at the first call
+    and puts it in its place: importing the engine prepares no kernel."""
+    def first_call(*args):
+        ep = _entry(kernel)
+        globals()[name] = ep
+        return ep(*args)
+    first_call.__name__ = name
+    return first_call
 
 
 # ------------------------------------------------------------------ argument handling (slow path)
@@ -132,6 +182,15 @@ def _convert(model, names, vecs):
 
 _Q_NAMES = ("q", "q0", "q1")
 
+_ep_rnea = _lazy_entry("_ep_rnea", _rnea)
+_ep_crba = _lazy_entry("_ep_crba", _crba)
+_ep_coriolis = _lazy_entry("_ep_coriolis", _coriolis)
+_ep_energy = _lazy_entry("_ep_energy", _energy)
+_ep_fk = _lazy_entry("_ep_fk", _fk)
+_ep_com = _lazy_entry("_ep_com", _com)
+_ep_body_poses = _lazy_entry("_ep_body_poses", _body_poses)
+_ep_frame_jac = _lazy_entry("_ep_frame_jac", _frame_jac)
+
 
 # The hot wrappers call their kernel once directly and return when it answers OK (status 0): the
 # common case costs one compiled call and no Python frame more. Anything else (a status, a TypeError
@@ -217,23 +276,51 @@ _HD_NAMES = ("q", "v", "prescribed", "a", "tau")
 
 
 def _work(model):
-    """The calling thread's workspaces (inlined as a try/except in the hot wrappers below)."""
+    """The calling thread's workspaces: for a call whose workspace rows are read after the kernel
+    returns (joint_wrenches, body_accelerations, engine.loops) or that loads f_ext into them first."""
     try:
         return model._tls.w
     except AttributeError:
         return model._work()
 
 
+# The public calls that leave nothing in their workspace to be read afterwards run on the model's
+# shared workspaces (Model._shared_work: one attribute read, where this thread's costs a
+# threading.local look-up): their kernels hold the GIL from start to end, so two threads never use
+# them at once (tests/test_threads.py checks the kernels are not compiled nogil).
+def _rnea_into(model, w, q, v, a):
+    """Inverse dynamics on workspaces w (this thread's), every call through _invoke."""
+    out = _empty(model.nv)
+    _invoke(_rnea, model, _QVA, (model._mb, w.wb_rnea, q, v, a, out), "inverse_dynamics")
+    return out
+
+
+def _aba_into(model, w, q, v, tau):
+    out = _empty(model.nv)
+    _invoke(_aba, model, _QVT, (model._mb, w.wb_aba, q, v, tau, out), "forward_dynamics")
+    return out
+
+
+def _hybrid_into(model, w, q, v, prescribed, a, tau):
+    a_out = _empty(model.nv)
+    tau_out = _empty(model.nv)
+    prescribed = _coordinate_mask(model, prescribed)
+    _invoke(_hybrid, model, _HD_NAMES, (model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out),
+            "hybrid_dynamics")
+    return a_out, tau_out
+
+
 def inverse_dynamics(model, q, v, a, f_ext=None):
     """tau = M(q) a + b(q, v) - sum_i J_i^T F_i^ext  (Table 2, recursive Newton-Euler).
     Joint armature contributes armature * a; viscous damping is not included (see Simulator)."""
-    try:
-        w = model._tls.w
-    except AttributeError:
-        w = model._work()
     if f_ext:
-        return _with_fext(model, w.rnea, f_ext, lambda: inverse_dynamics(model, q, v, a))
-    out = np.empty(model.nv)
+        w = _work(model)
+        return _with_fext(model, w.rnea, f_ext, lambda: _rnea_into(model, w, q, v, a))
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
+    out = _empty(model.nv)
     try:
         if not _rnea(model._mb, w.wb_rnea, q, v, a, out):
             return out
@@ -245,13 +332,14 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
 
 def forward_dynamics(model, q, v, tau, f_ext=None):
     """a = M(q)^-1 (tau - b(q, v) + sum_i J_i^T F_i^ext)  (Table 3, articulated-body algorithm)."""
-    try:
-        w = model._tls.w
-    except AttributeError:
-        w = model._work()
     if f_ext:
-        return _with_fext(model, w.aba, f_ext, lambda: forward_dynamics(model, q, v, tau))
-    out = np.empty(model.nv)
+        w = _work(model)
+        return _with_fext(model, w.aba, f_ext, lambda: _aba_into(model, w, q, v, tau))
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
+    out = _empty(model.nv)
     try:
         if not _aba(model._mb, w.wb_aba, q, v, tau, out):
             return out
@@ -265,14 +353,15 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
     """Table 4. prescribed: one flag per velocity coordinate, True = acceleration given (read from
     a), False = torque given (read from tau); all coordinates of one joint share one flag (one flag
     per joint). Returns (a_out, tau_out), both complete."""
-    try:
-        w = model._tls.w
-    except AttributeError:
-        w = model._work()
     if f_ext:
-        return _with_fext(model, w.hd, f_ext, lambda: hybrid_dynamics(model, q, v, prescribed, a, tau))
-    a_out = np.empty(model.nv)
-    tau_out = np.empty(model.nv)
+        w = _work(model)
+        return _with_fext(model, w.hd, f_ext, lambda: _hybrid_into(model, w, q, v, prescribed, a, tau))
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
+    a_out = _empty(model.nv)
+    tau_out = _empty(model.nv)
     try:       # a mask of nv booleans as it is; anything else (one flag per joint, a list) fails here
         if not _hybrid(model._mb, w.wb_hd, q, v, prescribed, a, tau, a_out, tau_out):
             return a_out, tau_out
@@ -287,51 +376,83 @@ def hybrid_dynamics(model, q, v, prescribed, a, tau, f_ext=None):
 def mass_matrix(model, q):
     """M(q) (nv x nv, symmetric, armature on the diagonal) by composite rigid-body inertias."""
     try:
-        w = model._tls.w
+        w = model._sw
     except AttributeError:
-        w = model._work()
-    M = np.empty((model.nv, model.nv))
-    try:
-        if not _crba(model._mb, w.wb_crba, q, M):
-            return M
-    except (TypeError, ZeroDivisionError):
-        pass
+        w = model._shared_work()
+    M = _empty(w.shape_M)
+    if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
+        try:
+            if not _ep_crba(model._mb, w.wb_crba, q, M):
+                return M
+        except ZeroDivisionError:
+            pass
     _invoke(_crba, model, _Q, (model._mb, w.wb_crba, q, M), "mass_matrix")
     return M
 
 
 def bias_forces(model, q, v):
     """b(q, v) = C(q, v) v + g(q): inverse dynamics with zero acceleration."""
-    return inverse_dynamics(model, q, v, model._zero_v)
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
+    out = _empty(model.nv)
+    if (type(q) is _ND and q.dtype is _F64 and q.strides == _VEC
+            and type(v) is _ND and v.dtype is _F64 and v.strides == _VEC):     # _is_vec(q), _is_vec(v)
+        try:
+            if not _ep_rnea(model._mb, w.wb_rnea, q, v, model._zero_v, out):
+                return out
+        except ZeroDivisionError:
+            pass
+    _invoke(_rnea, model, _QVA, (model._mb, w.wb_rnea, q, v, model._zero_v, out), "bias_forces")
+    return out
 
 
 def gravity_forces(model, q):
     """g(q): inverse dynamics with zero velocity and acceleration."""
-    return inverse_dynamics(model, q, model._zero_v, model._zero_v)
+    try:
+        w = model._sw
+    except AttributeError:
+        w = model._shared_work()
+    out = _empty(model.nv)
+    z = model._zero_v
+    if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
+        try:
+            if not _ep_rnea(model._mb, w.wb_rnea, q, z, z, out):
+                return out
+        except ZeroDivisionError:
+            pass
+    _invoke(_rnea, model, _QVA, (model._mb, w.wb_rnea, q, z, z, out), "gravity_forces")
+    return out
 
 
 def coriolis_matrix(model, q, v):
     """C(q, v) with C v = b(q, v) - g(q) and dM/dt - 2 C skew-symmetric:
     C = sum_i J_i^T (I_i dJ_i/dt - [I_i V_i]bar J_i), J_i the body Jacobian of body i (computed in
     the world frame with subtree sums, O(n d): algorithms/coriolis.py)."""
-    C = np.zeros((model.nv, model.nv))
+    C = _zeros((model.nv, model.nv))
     try:
-        w = model._tls.w
+        w = model._sw
     except AttributeError:
-        w = model._work()
+        w = model._shared_work()
     jac = w.jac
-    try:
-        if not _coriolis(model._mb, w.wb_kin, q, v, jac[0], jac[1], jac[2], jac[3], C):
-            return C
-    except (TypeError, ZeroDivisionError):
-        pass
+    if (type(q) is _ND and q.dtype is _F64 and q.strides == _VEC
+            and type(v) is _ND and v.dtype is _F64 and v.strides == _VEC):     # _is_vec(q), _is_vec(v)
+        try:
+            if not _ep_coriolis(model._mb, w.wb_kin, q, v, jac[0], jac[1], jac[2], jac[3], C):
+                return C
+        except ZeroDivisionError:
+            pass
     _invoke(_coriolis, model, _QV, (model._mb, w.wb_kin, q, v, *jac, C), "coriolis_matrix")
     return C
 
 
 def _energies(model, q, v):
-    out = np.empty(2)
-    wb = _work(model).wb_kin
+    out = _empty(2)
+    try:
+        wb = model._sw.wb_kin
+    except AttributeError:
+        wb = model._shared_work().wb_kin
     try:
         if not _energy(model._mb, wb, q, v, out):
             return out
@@ -355,13 +476,31 @@ def kinetic_energy(model, q, v):
 
 def potential_energy(model, q):
     """Gravitational potential energy -sum_i m_i g . c_i (zero at the world origin's height)."""
+    if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
+        out = _empty(2)
+        try:
+            wb = model._sw.wb_kin
+        except AttributeError:
+            wb = model._shared_work().wb_kin
+        try:
+            if not _ep_energy(model._mb, wb, q, model._zero_v, out):
+                return float(out[1])
+        except ZeroDivisionError:
+            pass
     return float(_energies(model, q, model._zero_v)[1])
 
 
 # ------------------------------------------------------------------ kinematics
 def _world_poses(model, q):
-    out = np.empty((model.nbodies + 1, 12))
-    _invoke(_fk, model, _Q, (model._mb, _work(model).wb_kin, q, out), "forward_kinematics")
+    out = _empty((model.nbodies + 1, 12))
+    wb = _work(model).wb_kin
+    if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
+        try:
+            if not _ep_fk(model._mb, wb, q, out):
+                return out
+        except ZeroDivisionError:
+            pass
+    _invoke(_fk, model, _Q, (model._mb, wb, q, out), "forward_kinematics")
     return out
 
 
@@ -374,16 +513,18 @@ def _pose4(row):
 
 def body_poses(model, q):
     """(nbodies, 4, 4): the world pose of every movable body, in ``model.body_names`` order."""
-    out = np.empty((model.nbodies, 4, 4))
     try:
-        wb = model._tls.w.wb_kin
+        w = model._sw
     except AttributeError:
-        wb = model._work().wb_kin
-    try:
-        if not _body_poses(model._mb, wb, q, out):
-            return out
-    except (TypeError, ZeroDivisionError):
-        pass
+        w = model._shared_work()
+    out = _empty(w.shape_P)
+    wb = w.wb_kin
+    if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
+        try:
+            if not _ep_body_poses(model._mb, wb, q, out):
+                return out
+        except ZeroDivisionError:
+            pass
     _invoke(_body_poses, model, _Q, (model._mb, wb, q, out), "body_poses")
     return out
 
@@ -423,19 +564,22 @@ def jacobian(model, q, name, frame="local"):
         code = _FRAME_CODES[frame]
     except (KeyError, TypeError):     # TypeError: an unhashable frame
         raise ValueError(f"frame: expected 'local', 'world' or 'local_world_aligned', got {frame!r}") from None
-    J = np.zeros((6, model.nv))
-    if f.body == 0:
-        return J
     try:
-        wb = model._tls.w.wb_kin
+        w = model._sw
     except AttributeError:
-        wb = model._work().wb_kin
-    try:
-        if not _frame_jac(model._mb, wb, q, f.body, f.placement, code, J):
-            return J
-    except (TypeError, ZeroDivisionError):
-        pass
-    _invoke(_frame_jac, model, _Q, (model._mb, wb, q, f.body, f.placement, code, J), "jacobian")
+        w = model._shared_work()
+    J = _zeros(w.shape_J)
+    k = f.body
+    if not k:
+        return J
+    wb = w.wb_kin
+    if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
+        try:
+            if not _ep_frame_jac(model._mb, wb, q, k, f.placement, code, J):
+                return J
+        except ZeroDivisionError:
+            pass
+    _invoke(_frame_jac, model, _Q, (model._mb, wb, q, k, f.placement, code, J), "jacobian")
     return J
 
 
@@ -449,23 +593,43 @@ def world_jacobian(model, q, name):
 
 def center_of_mass(model, q):
     """Centre of mass of the whole model in the world (3,)."""
-    out = np.empty(4)
-    _invoke(_com, model, _Q, (model._mb, _work(model).wb_kin, q, out), "center_of_mass")
+    out = _empty(4)
+    try:
+        wb = model._sw.wb_kin
+    except AttributeError:
+        wb = model._shared_work().wb_kin
+    if type(q) is _ND and q.dtype is _F64 and q.strides == _VEC:     # _is_vec(q)
+        try:
+            if not _ep_com(model._mb, wb, q, out):
+                return out[:3].copy()
+        except ZeroDivisionError:
+            pass
+    _invoke(_com, model, _Q, (model._mb, wb, q, out), "center_of_mass")
     return out[:3].copy()
 
 
 def body_velocities(model, q, v):
     """{body name: body twist (w, v) in the body's own frame} for the movable bodies."""
-    V = np.empty((model.nbodies + 1, 6))
-    T = np.empty((model.nbodies + 1, 12))
-    _invoke(_bvel, model, _QV, (model._mb, _work(model).wb_kin, q, v, V, T), "body_velocities")
+    V = _empty((model.nbodies + 1, 6))
+    T = _empty((model.nbodies + 1, 12))
+    try:
+        wb = model._sw.wb_kin
+    except AttributeError:
+        wb = model._shared_work().wb_kin
+    try:
+        st = _bvel(model._mb, wb, q, v, V, T)
+    except (TypeError, ZeroDivisionError):
+        st = 1
+    if st:
+        _invoke(_bvel, model, _QV, (model._mb, wb, q, v, V, T), "body_velocities")
     return {name: V[k].copy() for k, name in enumerate(model.body_names, start=1)}
 
 
 def body_accelerations(model, q, v, a):
     """{body name: dV/dt (w', v') in the body's own frame}, gravity not included."""
-    inverse_dynamics(model, q, v, a)
-    ws = _work(model).rnea
+    w = _work(model)
+    _rnea_into(model, w, q, v, a)
+    ws = w.rnea
     g = model._m[0]["g"]
     out = {}
     rows = _world_poses(model, q)
@@ -478,15 +642,19 @@ def body_accelerations(model, q, v, a):
 def joint_wrenches(model, q, v, a, f_ext=None):
     """{joint name: F_i}, the wrench (m, f) the parent transmits to the child through joint i, in
     the child body's frame (Table 2). S_i^T F_i is the joint torque; the rest is the reaction."""
-    inverse_dynamics(model, q, v, a, f_ext)
-    ws = _work(model).rnea
+    w = _work(model)
+    if f_ext:
+        _with_fext(model, w.rnea, f_ext, lambda: _rnea_into(model, w, q, v, a))
+    else:
+        _rnea_into(model, w, q, v, a)
+    ws = w.rnea
     return {j.name: ws[j.body]["F"].copy() for j in model.joints}
 
 
 # ------------------------------------------------------------------ configuration space
 def integrate(model, q, dv):
     """q (+) dv: the configuration reached from q by the velocity increment dv (length nv)."""
-    out = np.empty(model.nq)
+    out = _empty(model.nq)
     try:
         if not _integrate(model._mb, q, dv, out):
             return out
@@ -498,7 +666,7 @@ def integrate(model, q, dv):
 
 def difference(model, q0, q1):
     """dv (length nv) with integrate(q0, dv) = q1."""
-    out = np.empty(model.nv)
+    out = _empty(model.nv)
     try:
         if not _difference(model._mb, q0, q1, out):
             return out

@@ -113,6 +113,10 @@ class Frame:
     placement: np.ndarray  # 4x4 pose in that body's frame
 
     def __post_init__(self):
+        # a C-contiguous float64 4x4, as the Jacobian kernel's entry point reads it (engine.algorithms.api)
+        self.placement = np.array(self.placement, dtype=np.float64, order="C")
+        if self.placement.shape != (4, 4):
+            raise ModelError(f"frame {self.name!r}: placement must be 4 x 4, got shape {self.placement.shape}")
         # decided once, so per-call kinematics can skip the identity product
         self.offset = not np.array_equal(self.placement, np.eye(4))
 
@@ -270,10 +274,12 @@ class Workspace:
     crosses into numba faster than a record array; each kernel views it back as records)."""
 
     __slots__ = ("rnea", "aba", "hd", "crba", "kin", "wb_rnea", "wb_aba", "wb_hd", "wb_crba",
-                 "wb_kin", "jac")
+                 "wb_kin", "jac", "shape_M", "shape_J", "shape_P")
 
     def __init__(self, nbodies, nv):
         n = nbodies + 1
+        # the shapes of the public calls' outputs (mass matrix, Jacobian, body poses), made once
+        self.shape_M, self.shape_J, self.shape_P = (nv, nv), (6, nv), (nbodies, 4, 4)
         for name in ("rnea", "aba", "hd", "crba", "kin"):
             ws = np.zeros(n, dtype=WS_DTYPE)
             setattr(self, name, ws)
@@ -405,6 +411,7 @@ class Model:
         self._mb = m.view(np.uint8)      # the kernels' (writable-typed, never written) byte view
         m.setflags(write=False)          # (after taking the view, which stays writable-typed)
         self._m = m
+        self.__dict__.pop("_sw", None)   # the shared workspaces are made again, to the new data's sizes
 
     @property
     def gravity(self):
@@ -437,6 +444,17 @@ class Model:
             w = self._tls.w = Workspace(self.nbodies, self.nv)
             return w
 
+    def _shared_work(self):
+        """The workspaces of the public calls that leave nothing in them to be read after the kernel
+        returns (engine.algorithms.api), shared by every thread: those kernels hold the GIL from
+        start to end, so two threads never use them at once. Made at the first call; dropped with
+        the packed data (_set_packed), so they always have the model's sizes."""
+        try:
+            return self._sw
+        except AttributeError:
+            w = self._sw = Workspace(self.nbodies, self.nv)
+            return w
+
     def clone(self):
         """An independent copy sharing this one's constant data: its own gravity setting, its own
         constraint switches and warning counts."""
@@ -452,6 +470,7 @@ class Model:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_tls", None)
+        state.pop("_sw", None)
         return state
 
     def __setstate__(self, state):
