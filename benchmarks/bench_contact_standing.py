@@ -1,6 +1,7 @@
-"""Contact benchmark: robots standing on the ground, headless, JointLab and MuJoCo side by side.
+"""Robots standing on the ground, headless, JointLab and MuJoCo side by side (the issue's scenes with
+MuJoCo's rollout are in bench_contact.py; this one shows the standing robots' per-call figures).
 
-    python benchmarks/bench_contact.py [--seconds 10] [--dt 1e-3] [--robots humanoid talos] [--chunk 100]
+    python benchmarks/bench_contact_standing.py [--seconds 10] [--dt 1e-3] [--robots humanoid talos] [--chunk 100]
 
 JointLab: each robot starts from catalog.initial_state (standing), every joint
 acceleration-prescribed (held still), the base free, on engine.Ground() (friction 0.8), joint
@@ -81,8 +82,9 @@ def _quat(R):
     return q / np.linalg.norm(q)
 
 
-def run_mujoco(name, seconds, dt):
-    """The robot welded in its standing pose, one free rigid body on MuJoCo's plane."""
+def welded_spec(name, dt):
+    """(MjSpec, shapes): the robot welded in its standing pose, one free rigid body on MuJoCo's
+    plane (friction 0.8), MuJoCo's default options."""
     import mujoco
     from engine.algorithms.api import _world_poses
     from scipy.spatial import ConvexHull
@@ -138,6 +140,13 @@ def run_mujoco(name, seconds, dt):
         else:
             continue
         shapes += 1
+    return spec, shapes
+
+
+def run_mujoco(name, seconds, dt):
+    """The robot welded in its standing pose, one free rigid body on MuJoCo's plane."""
+    import mujoco
+    spec, shapes = welded_spec(name, dt)
     m = spec.compile()
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
