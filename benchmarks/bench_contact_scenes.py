@@ -1,5 +1,6 @@
 """Contact scenes, JointLab and MuJoCo side by side in one run (issue 31, item 9): the same bodies,
-the same time step, the same duration, each engine stepping in one compiled call per chunk.
+the same time step, the same duration, each engine stepping in one compiled call per chunk
+(``benchmarks/bench_contact.py`` runs the issue's scenes through this file).
 
     python benchmarks/bench_contact_scenes.py [--dt 1e-3] [--seconds 2] [--scenes box_resting ...]
                                               [--repeat 3]
@@ -11,20 +12,33 @@ Scenes (JointLab / MuJoCo):
 - humanoid_falling: Gymnasium's humanoid.xml, loaded by ``engine.load_mjcf`` for JointLab and
   as it is for MuJoCo, released from its initial pose with zero controls: it falls and lies;
 - pile: 20 boxes dropped in a column (needs ``engine.Scene`` and body-body contact; skipped
-  with a note when the engine has neither).
+  with a note when the engine has neither);
+- talos_standing: Talos (example-robot-data) standing in its half-sitting pose, every joint held
+  (acceleration-prescribed), the base free, joint limits on, friction 0.8; MuJoCo has no URDF
+  joint holding, so its Talos is welded: one free rigid body with the standing robot's mass,
+  centre of mass and inertia carrying the same collision shapes at the same poses
+  (bench_contact_standing.py's model). Its per-step work is the contact part alone (6
+  coordinates against JointLab's full tree with prescribed joints).
 MuJoCo: implicitfast, Newton solver, elliptic cones (the issue's settings), its soft contacts
-otherwise at their defaults; JointLab: its contact step (velocity-level, hard contacts, PGS with
+otherwise at their defaults, timed in ``mujoco.rollout.rollout`` (one trajectory, one thread); JointLab: its contact step (velocity-level, hard contacts, PGS with
 polishing, warm start), the ground engine.Ground(friction). Differences that remain: MuJoCo's
 humanoid has joint damping/armature and self-contacts as its XML says; JointLab loads the damping
 (not the armature) and, without engine.collision in the step, no self-contacts. Printed per scene:
-microseconds per step of each (best of --repeat), the ratio ours / MuJoCo's, and JointLab's solver
-figures (rows, PGS sweeps per solve, worst complementarity residual).
+microseconds per step of each (best and median of --repeat, interleaved: ours, MuJoCo's, ours, ...),
+the ratios ours / MuJoCo's, and JointLab's solver figures over the run: the steps that ran the
+contact solve, rows (the last step), PGS sweeps (the last step's and the worst), the worst
+complementarity residual (m/s).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+
+# one thread for BLAS/LAPACK (the polish of a large active set calls LAPACK): both engines on one
+# core, as mujoco.rollout runs one trajectory; on a shared machine OpenBLAS's threads otherwise
+# wait on each other (a 240-column least squares took 0.7 s instead of 7 ms at load 5)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import time
 import warnings
 
@@ -108,40 +122,64 @@ def pile(dt, n=20):
     return sim, xml, {}
 
 
+def talos(dt):
+    import mujoco
+    from engine import catalog
+    from bench_contact_standing import load, welded_spec
+    try:
+        model = load("talos")
+    except engine.ModelError:
+        return None
+    q, v = catalog.initial_state(model)
+    sim = engine.Simulator(model, dt=dt, q=q, v=v, ground=engine.Ground(friction=0.8), joint_limits=True)
+    sim.prescribed[model.joints[0].nv:] = True
+    spec = welded_spec("talos", dt)[0]
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.option.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    return sim, spec.compile(), {}
+
+
 SCENES = {
     "box_resting": lambda dt: box(dt, 0.0, 0.8),
     "box_sliding": lambda dt: box(dt, 2.0, 0.5),
     "ball_rolling": lambda dt: ball(dt, 1.0, 0.8),
     "humanoid_falling": humanoid,
     "pile": pile,
+    "talos_standing": talos,
 }
+ISSUE_SCENES = ["box_resting", "box_sliding", "humanoid_falling", "pile", "talos_standing"]
 
 
 # ---------------------------------------------------------------------- timing
-def time_ours(make, dt, steps, repeat, chunk):
-    best, sim = np.inf, None
-    for _ in range(repeat):
-        sim = make(dt)[0]
-        sim.step(1)                       # compiled and loaded
-        t0 = time.perf_counter()
-        for _ in range(steps // chunk):
-            sim.step(chunk)
-        best = min(best, time.perf_counter() - t0)
-    return best / steps, sim
+def time_ours(make, dt, steps, chunk):
+    """Seconds per step of one run from the scene's start (the compiled step loaded first)."""
+    sim = make(dt)[0]
+    sim.step(1)                       # compiled and loaded
+    sim.reset()
+    t0 = time.perf_counter()
+    for _ in range(steps // chunk):
+        sim.step(chunk)
+    return (time.perf_counter() - t0) / steps, sim
 
 
-def time_mujoco(mujoco, xml, init, dt, steps, repeat):
-    m = mujoco.MjModel.from_xml_string(xml)
-    best = np.inf
-    for _ in range(repeat):
-        d = mujoco.MjData(m)
-        for key, (i, x) in init.items():
-            d.qvel[i] = x
-        mujoco.mj_forward(m, d)
-        t0 = time.perf_counter()
-        mujoco.mj_step(m, d, nstep=steps)
-        best = min(best, time.perf_counter() - t0)
-    return best / steps, m, d
+def time_mujoco(mujoco, m, init, steps):
+    """Seconds per step of one mujoco.rollout.rollout of the scene (one trajectory, one thread)."""
+    from mujoco import rollout
+    d = mujoco.MjData(m)
+    for key, (i, x) in init.items():
+        d.qvel[i] = x
+    mujoco.mj_forward(m, d)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    x0 = np.empty(mujoco.mj_stateSize(m, spec))
+    mujoco.mj_getState(m, d, x0, spec)
+    out = np.empty((1, steps, x0.shape[0]))
+    rollout.rollout(m, d, x0[None], nstep=min(steps, 2), state=out[:, :2])      # its threads and buffers
+    t0 = time.perf_counter()
+    rollout.rollout(m, d, x0[None], nstep=steps, state=out)
+    t = (time.perf_counter() - t0) / steps
+    mujoco.mj_setState(m, d, out[0, -1], spec)
+    return t, d
 
 
 def main(argv=None):
@@ -152,6 +190,10 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=1000, help="JointLab steps per Simulator.step call")
     ap.add_argument("--scenes", nargs="+", default=list(SCENES), choices=list(SCENES))
     args = ap.parse_args(argv)
+    return run(args)
+
+
+def run(args):
     try:
         import mujoco
     except ImportError:
@@ -159,27 +201,42 @@ def main(argv=None):
     steps = int(round(args.seconds / args.dt))
     chunk = max(1, min(args.chunk, steps))
     steps = steps // chunk * chunk
-    print(f"dt = {args.dt:g} s, {steps} steps ({steps * args.dt:g} s simulated), best of {args.repeat}; "
-          f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print(f"{'scene':18s} {'ours us/step':>12s} {'MuJoCo us/step':>14s} {'ratio':>7s}  "
-          f"{'rows':>5s} {'sweeps':>7s} {'worst resid':>11s}  state at the end (ours | MuJoCo)")
+    print(f"dt = {args.dt:g} s, {steps} steps ({steps * args.dt:g} s simulated), {args.repeat} runs each, "
+          f"interleaved; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (us/step: best / median)")
+    print(f"{'scene':18s} {'ours us/step':>15s} {'MuJoCo us/step':>15s} {'ratio':>11s}  {'solves':>6s} "
+          f"{'rows':>5s} {'sweeps':>9s} {'worst resid':>11s}  state at the end (ours | MuJoCo)")
     for name in args.scenes:
         made = SCENES[name](args.dt)
         if made is None:
-            print(f"{name:18s} skipped: this engine has no engine.Scene (body-body contact)")
+            print(f"{name:18s} skipped: not available here (engine.Scene or the robot's files missing)")
             continue
         _, xml, init = made
-        ours, sim = time_ours(SCENES[name], args.dt, steps, args.repeat, chunk)
-        st = sim.contact_stats if hasattr(sim, "contact_stats") else getattr(sim._stepper, "stats", {})
+        m = None
         if mujoco is not None:
-            theirs, m, d = time_mujoco(mujoco, xml, init, args.dt, steps, args.repeat)
-            ratio = ours / theirs
+            m = mujoco.MjModel.from_xml_string(xml) if isinstance(xml, str) else xml
+        ours, theirs, sim, d = [], [], None, None
+        for _ in range(args.repeat):
+            t, sim = time_ours(SCENES[name], args.dt, steps, chunk)
+            ours.append(t)
+            if m is not None:
+                t, d = time_mujoco(mujoco, m, init, steps)
+                theirs.append(t)
+        st = sim.contact_stats if hasattr(sim, "contact_stats") else getattr(sim._stepper, "stats", {})
+        o_best, o_med = min(ours), float(np.median(ours))
+        if theirs:
+            t_best, t_med = min(theirs), float(np.median(theirs))
             mj_state = f"z {d.qpos[2]:.4f} |v| {np.linalg.norm(d.qvel[0:3]):.4f}"
         else:
-            theirs, ratio, mj_state = float("nan"), float("nan"), "MuJoCo not installed"
-        print(f"{name:18s} {1e6 * ours:12.1f} {1e6 * theirs:14.1f} {ratio:7.2f}  {st.get('rows', 0):5d} "
-              f"{st.get('max_iterations', 0):7d} {st.get('worst_residual', float('nan')):11.2e}  "
+            t_best = t_med = float("nan")
+            mj_state = "MuJoCo not installed"
+        sweeps = f"{st.get('iterations', 0)}/{st.get('max_iterations', 0)}"
+        print(f"{name:18s} {1e6 * o_best:7.1f}/{1e6 * o_med:7.1f} {1e6 * t_best:7.1f}/{1e6 * t_med:7.1f} "
+              f"{o_best / t_best:5.2f}/{o_med / t_med:5.2f}  {st.get('steps', 0):6d} {st.get('rows', 0):5d} "
+              f"{sweeps:>9s} {st.get('worst_residual', float('nan')):11.2e}  "
               f"z {sim.q[2]:.4f} |v| {np.linalg.norm(sim.v[3:6]):.4f} | {mj_state}")
+    print("ratio: ours / MuJoCo's (best/best, median/median); solves: steps that ran the contact solve; "
+          f"sweeps: PGS sweeps of the last step / the worst step; load at the end {os.getloadavg()[0]:.2f}, "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """The rows of the compiled unilateral step: contact Jacobian rows (normal, two tangents per point;
 ``_contact_rows``, ``rows_kernel``), the response of the torque-given coordinates to unit impulses
-(``_response``: Delassus W = J_f M_ff^-1 J_f^T from one Cholesky factor), per-contact materials
+(``_response``: Delassus W = J_f M_ff^-1 J_f^T from one tree-sparse factor), per-contact materials
 (``_material``) and Newton's restitution on the impact speed (``bounce_speed``)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from engine.kernel.layout import OK, SINGULAR, njit
+from engine.kernel.layout import MODEL_DTYPE, OK, SINGULAR, njit
 from engine.algorithms.kinematics import body_jacobian
 from engine.algorithms.crba import crba
 from engine.contact.detect import _tangents
@@ -113,15 +113,15 @@ def _rotate(A, B, transA, x, i):
         x[i + 2] = A[2, 0] * y0 + A[2, 1] * y1 + A[2, 2] * y2
 
 
+DENSE_RESPONSE = 12             # torque-given coordinates up to which _response factors M_ff densely
+
+
 @njit(cache=True, _nrt=True)
-def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
-    """W = J M_h^-1 J^T and G = M_h^-1 J^T (nv x m) of the hybrid system: the torque-given
-    coordinates f respond through M_ff (CRBA, Cholesky L), prescribed ones do not. Status."""
+def _response_dense(M, prescribed, J, W, G):
+    """_response with one dense Cholesky factor of M_ff (M from CRBA): Y = L^-1 J_f^T, W = Y^T Y,
+    G_f = L^-T Y. Status."""
     m = J.shape[0]
     nv = J.shape[1]
-    st = crba(m_bytes, ws_m, q, M)
-    if st != OK:
-        return st
     fi = np.empty(nv, dtype=np.int64)
     nf = 0
     for k in range(nv):
@@ -163,6 +163,136 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
             for c in range(a + 1, nf):
                 s -= L[c, a] * G[fi[c], j]
             G[fi[a], j] = s / L[a, a]
+    return OK
+
+
+@njit(cache=True, _nrt=True)
+def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
+    """W = J M_h^-1 J^T and G = M_h^-1 J^T (nv x m) of the hybrid system: the torque-given
+    coordinates f respond through M_ff (CRBA), prescribed ones do not. Status.
+
+    Tree-sparse (Featherstone's L^T L factorisation, RBDA 6.5): M_ff = L^T L with L[k, i] nonzero
+    only for i = k or an ancestor of k (the tree's branches give no fill-in), Y = L^-T J_f^T keeps
+    each row's support on the ancestors of its coordinates (a contact on body b: the path from b to
+    the root), W = Y^T Y sums over that support and G = L^-1 Y. Free bodies on separate branches (a
+    pile of boxes) then cost per contact what one body costs, not what the whole tree does. Up to
+    DENSE_RESPONSE torque-given coordinates (one free body, a robot held but for its base) there is
+    no sparsity to gain: one dense Cholesky factor (_response_dense)."""
+    m = J.shape[0]
+    nv = J.shape[1]
+    st = crba(m_bytes, ws_m, q, M)
+    if st != OK:
+        return st
+    nf = 0
+    for k in range(nv):
+        if not prescribed[k]:
+            nf += 1
+    if nf <= DENSE_RESPONSE:
+        return _response_dense(M, prescribed, J, W, G)
+    mb = m_bytes.view(MODEL_DTYPE)
+    # every coordinate's parent coordinate: the previous one of its joint, else the last of the
+    # nearest ancestor body that has coordinates (-1: the root)
+    par = np.empty(nv, dtype=np.int64)
+    for b in range(1, mb.shape[0]):
+        k = mb[b].nv
+        if k == 0:
+            continue
+        iv = mb[b].iv
+        a = mb[b].parent
+        while a > 0 and mb[a].nv == 0:
+            a = mb[a].parent
+        par[iv] = mb[a].iv + mb[a].nv - 1 if a > 0 else -1
+        for j in range(1, k):
+            par[iv + j] = iv + j - 1
+    # the torque-given coordinates f and their parents among them
+    fi = np.empty(nv, dtype=np.int64)
+    pos = np.full(nv, -1, dtype=np.int64)
+    nf = 0
+    for k in range(nv):
+        if not prescribed[k]:
+            fi[nf] = k
+            pos[k] = nf
+            nf += 1
+    fpar = np.empty(nf, dtype=np.int64)
+    for a in range(nf):
+        p = par[fi[a]]
+        while p >= 0 and pos[p] < 0:
+            p = par[p]
+        fpar[a] = pos[p] if p >= 0 else -1
+    # M_ff = L^T L in place (L[k, i], i = k or an ancestor of k), leaves first
+    L = np.zeros((nf, nf))
+    for a in range(nf):
+        L[a, a] = M[fi[a], fi[a]]
+        c = fpar[a]
+        while c >= 0:
+            L[a, c] = M[fi[a], fi[c]]
+            c = fpar[c]
+    for k in range(nf - 1, -1, -1):
+        if not L[k, k] > 0.0:
+            return SINGULAR
+        L[k, k] = math.sqrt(L[k, k])
+        i = fpar[k]
+        while i >= 0:
+            L[k, i] /= L[k, k]
+            i = fpar[i]
+        i = fpar[k]
+        while i >= 0:
+            j = i
+            while j >= 0:
+                L[i, j] -= L[k, i] * L[k, j]
+                j = fpar[j]
+            i = fpar[i]
+    # Y^T (m x nf): row i = L^-T (row i of J_f) on its support (the ancestors of its coordinates),
+    # solved leaves first; sup[i, :ns[i]] lists the support, descending
+    Yt = np.zeros((m, nf))
+    sup = np.empty((m, nf), dtype=np.int64)
+    ns = np.zeros(m, dtype=np.int64)
+    mark = np.zeros(nf, dtype=np.int64)
+    for i in range(m):
+        stamp = i + 1
+        for a in range(nf - 1, -1, -1):
+            if J[i, fi[a]] != 0.0:
+                c = a
+                while c >= 0 and mark[c] != stamp:
+                    mark[c] = stamp
+                    c = fpar[c]
+        cnt = 0
+        for a in range(nf - 1, -1, -1):
+            if mark[a] == stamp:
+                sup[i, cnt] = a
+                cnt += 1
+                Yt[i, a] = J[i, fi[a]]
+        ns[i] = cnt
+        for t in range(cnt):
+            a = sup[i, t]
+            y = Yt[i, a] / L[a, a]
+            Yt[i, a] = y
+            c = fpar[a]
+            while c >= 0:
+                Yt[i, c] -= L[a, c] * y
+                c = fpar[c]
+    for i in range(m):
+        for j in range(i, m):
+            s = 0.0
+            for t in range(ns[i]):
+                a = sup[i, t]
+                s += Yt[i, a] * Yt[j, a]
+            W[i, j] = s
+            W[j, i] = s
+    # G = L^-1 Y, root first
+    for k in range(nv):
+        for j in range(m):
+            G[k, j] = 0.0
+    g = np.empty(nf)
+    for j in range(m):
+        for a in range(nf):
+            s = Yt[j, a]
+            c = fpar[a]
+            while c >= 0:
+                s -= L[a, c] * g[c]
+                c = fpar[c]
+            g[a] = s / L[a, a]
+            G[fi[a], j] = g[a]
     return OK
 
 

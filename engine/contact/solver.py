@@ -21,6 +21,7 @@ PASS_COUPLING = 0.1             # |W_kj| / sqrt(W_kk W_jj) above which a touchin
 PGS_MAX_ITER = 200
 PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
 POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
+SMALL_LSTSQ = 64                # columns: from 2 to this many the polish solves in plain loops (_min_norm_lstsq)
 
 
 @njit(cache=True)
@@ -64,14 +65,156 @@ def impact_pass(W, vel, gap, e, h, imp):
     return loss
 
 # ------------------------------------------------------------------ the solver
+@njit(cache=True, _nrt=True)
+def _reflect(X, k, start, n, j0, j1):
+    """Householder reflector of row k of X (entries start..n-1) applied to rows j0..j1-1 (same
+    entries); X[k, start] becomes -sign * norm, X[k, start+1:] keeps the reflector's tail. Returns
+    (v0, v.v) of the reflector, (0, 0) for a zero row."""
+    s = 0.0
+    for i in range(start, n):
+        s += X[k, i] * X[k, i]
+    alpha = math.sqrt(s)
+    if alpha == 0.0:
+        return 0.0, 0.0
+    x0 = X[k, start]
+    sgn = 1.0 if x0 >= 0.0 else -1.0
+    v0 = x0 + sgn * alpha
+    vv = v0 * v0
+    for i in range(start + 1, n):
+        vv += X[k, i] * X[k, i]
+    for j in range(j0, j1):
+        t = v0 * X[j, start]
+        for i in range(start + 1, n):
+            t += X[k, i] * X[j, i]
+        f = 2.0 * t / vv
+        X[j, start] -= f * v0
+        for i in range(start + 1, n):
+            X[j, i] -= f * X[k, i]
+    X[k, start] = -sgn * alpha
+    return v0, vv
+
+
+@njit(cache=True, _nrt=True)
+def _min_norm_lstsq(A, b, rcond):
+    """The minimum-norm least-squares solution of A x = b, directions of A below rcond times its
+    largest treated as zero (as np.linalg.lstsq's rcond): a complete orthogonal decomposition, as
+    LAPACK's dgelsy: QR with column pivoting A P = Q [R11 R12; 0 ~0] reveals the rank r, then
+    [R11 R12]^T = Q2 [S; 0] and x = P Q2 [S^-T (Q^T b)[:r]; 0]. In plain loops: at contact sizes
+    LAPACK's call (copies, workspace query, its threads) costs several times the arithmetic."""
+    m, n = A.shape
+    Rt = np.empty((n, m))                  # A^T: the columns of A as rows (contiguous loops)
+    for i in range(m):
+        for j in range(n):
+            Rt[j, i] = A[i, j]
+    c = np.empty((1, m))
+    for i in range(m):
+        c[0, i] = b[i]
+    perm = np.arange(n)
+    r = 0
+    r00 = 0.0
+    for k in range(min(m, n)):
+        best = k
+        bval = -1.0
+        for j in range(k, n):
+            s = 0.0
+            for i in range(k, m):
+                s += Rt[j, i] * Rt[j, i]
+            if s > bval:
+                bval = s
+                best = j
+        if best != k:
+            for i in range(m):
+                t = Rt[k, i]
+                Rt[k, i] = Rt[best, i]
+                Rt[best, i] = t
+            t2 = perm[k]
+            perm[k] = perm[best]
+            perm[best] = t2
+        alpha = math.sqrt(bval)
+        if k == 0:
+            r00 = alpha
+        if not alpha > rcond * r00:
+            break
+        v0, vv = _reflect(Rt, k, k, m, k + 1, n)
+        # the same reflector on b
+        t = v0 * c[0, k]
+        for i in range(k + 1, m):
+            t += Rt[k, i] * c[0, i]
+        f = 2.0 * t / vv
+        c[0, k] -= f * v0
+        for i in range(k + 1, m):
+            c[0, i] -= f * Rt[k, i]
+        r = k + 1
+    x = np.zeros(n)
+    if r == 0:
+        return x
+    # [R11 R12]^T = Q2 [S; 0]: its columns are the rows of Bt (r x n), Bt[i, j] = R[i, j]
+    Bt = np.zeros((r, n))
+    for i in range(r):
+        for j in range(i, n):
+            Bt[i, j] = Rt[j, i]
+    v0s = np.empty(r)
+    vvs = np.empty(r)
+    for k in range(r):
+        v0s[k], vvs[k] = _reflect(Bt, k, k, n, k + 1, r)
+    # S^T y = (Q^T b)[:r] (S upper: forward substitution), then z = Q2 [y; 0]
+    z = np.zeros(n)
+    for i in range(r):
+        s = c[0, i]
+        for k in range(i):
+            s -= Bt[i, k] * z[k]
+        z[i] = s / Bt[i, i]
+    for k in range(r - 1, -1, -1):
+        if vvs[k] == 0.0:
+            continue
+        s = v0s[k] * z[k]
+        for i in range(k + 1, n):
+            s += Bt[k, i] * z[i]
+        f = 2.0 * s / vvs[k]
+        z[k] -= f * v0s[k]
+        for i in range(k + 1, n):
+            z[i] -= f * Bt[k, i]
+    for j in range(n):
+        x[perm[j]] = z[j]
+    return x
+
+
 @njit(cache=True)
+def _velocities(W, lam, r, c):
+    """c = W lam + r, in a plain loop (no BLAS call for the small matrices of a contact step)."""
+    m = r.shape[0]
+    for i in range(m):
+        s = r[i]
+        for j in range(m):
+            s += W[i, j] * lam[j]
+        c[i] = s
+
+
+@njit(cache=True, _nrt=True)
 def pgs(W, r, kind, mu, lam, max_iter, tol):
     """Projected Gauss-Seidel on c = W lam + r: bilateral rows c = 0; unilateral rows
     0 <= lam _|_ c >= 0; NORMAL rows are followed by two tangent rows with the Coulomb disk
     |lam_t| <= mu lam_n; BOX rows (a joint's dry friction) |lam| <= mu[i] with c = 0 inside the
     box and lam = -mu[i] sign(c) on its edge. lam is the warm start and the result. Returns the
-    sweeps done."""
+    sweeps done. A sparse W (bodies on a tree's separate branches: a pile of free boxes) is swept
+    along each row's nonzero entries (the same sums: the skipped terms are exact zeros)."""
     m = r.shape[0]
+    nz = 0
+    for i in range(m):
+        for j in range(m):
+            if W[i, j] != 0.0:
+                nz += 1
+    sparse = 2 * nz < m * m
+    start = np.zeros(m + 1, dtype=np.int64)
+    cols = np.empty(nz if sparse else 0, dtype=np.int64)
+    if sparse:
+        t = 0
+        for i in range(m):
+            for j in range(m):
+                if W[i, j] != 0.0:
+                    cols[t] = j
+                    t += 1
+            start[i + 1] = t
     it = 0
     for it in range(1, max_iter + 1):
         dmax = 0.0
@@ -79,8 +222,12 @@ def pgs(W, r, kind, mu, lam, max_iter, tol):
         while i < m:
             k = kind[i]
             c = r[i]
-            for j in range(m):
-                c += W[i, j] * lam[j]
+            if sparse:
+                for t in range(start[i], start[i + 1]):
+                    c += W[i, cols[t]] * lam[cols[t]]
+            else:
+                for j in range(m):
+                    c += W[i, j] * lam[j]
             if k == BILATERAL:
                 d = -c / W[i, i]
                 lam[i] += d
@@ -111,9 +258,15 @@ def pgs(W, r, kind, mu, lam, max_iter, tol):
                 # tangential 2x2 block
                 c1 = r[i + 1]
                 c2 = r[i + 2]
-                for j in range(m):
-                    c1 += W[i + 1, j] * lam[j]
-                    c2 += W[i + 2, j] * lam[j]
+                if sparse:
+                    for t in range(start[i + 1], start[i + 2]):
+                        c1 += W[i + 1, cols[t]] * lam[cols[t]]
+                    for t in range(start[i + 2], start[i + 3]):
+                        c2 += W[i + 2, cols[t]] * lam[cols[t]]
+                else:
+                    for j in range(m):
+                        c1 += W[i + 1, j] * lam[j]
+                        c2 += W[i + 2, j] * lam[j]
                 a11 = W[i + 1, i + 1]
                 a12 = W[i + 1, i + 2]
                 a22 = W[i + 2, i + 2]
@@ -151,7 +304,8 @@ def residual(W, r, kind, mu, lam):
     bilateral ones, and for friction the distance of lam_t from the disk projection of
     lam_t - c_t / W_tt (scaled by W_tt): zero exactly at a solution."""
     m = r.shape[0]
-    c = r + W @ lam
+    c = np.empty(m)
+    _velocities(W, lam, r, c)
     worst = 0.0
     i = 0
     while i < m:
@@ -275,12 +429,15 @@ def polish(W, r, kind, mu, lam, new):
                 for q in range(pn[c]):
                     s += W[e, prow[c, q]] * pwt[c, q]
                 A[a, c] = s
-        sol = np.linalg.lstsq(A, b, 1e-12)
-        x = sol[0]
+        if 2 <= ncol <= SMALL_LSTSQ:
+            x = _min_norm_lstsq(A, b, 1e-12)
+        else:          # one column keeps LAPACK's arithmetic: a joint held by its friction stays exactly still
+            x = np.linalg.lstsq(A, b, 1e-12)[0]
         for c in range(ncol):
             for q in range(pn[c]):
                 new[prow[c, q]] += pwt[c, q] * x[c]
-    cv = W @ new + r
+    cv = np.empty(m)
+    _velocities(W, new, r, cv)
     rmax = 0.0
     for j in range(m):
         rmax = max(rmax, abs(r[j]))
@@ -365,7 +522,8 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds):
                 for i in range(m):
                     lam[i] = new[i]
                 return True, res
-        cv = W @ new + r
+        cv = np.empty(m)
+        _velocities(W, new, r, cv)
         scale = 0.0
         for i in range(m):
             scale = max(scale, abs(new[i]))
@@ -424,12 +582,20 @@ PIVOT_ROUNDS = 12
 @njit(cache=True, _nrt=True)
 def solve(W, r, kind, mu, lam):
     """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
-    The warm start's active set first: resting contact keeps the last step's, and its exact
-    (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
+    No impulse at all solving it exactly (candidates that separate) is the answer as it stands (PGS
+    would return it after one sweep). Then the warm start's active set: resting contact keeps the
+    last step's, and its exact (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
     is at least as exact as PGS's answer; when PGS stopped short and that set is not admissible,
     ``pivot`` rounds from it. Returns (sweeps, polished, worst residual)."""
     m = r.shape[0]
     if m == 0:
+        return 0, False, 0.0
+    idle = True
+    for i in range(m):
+        if lam[i] != 0.0:
+            idle = False
+            break
+    if idle and residual(W, r, kind, mu, lam) == 0.0:
         return 0, False, 0.0
     new = np.empty(m)
     taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW)

@@ -16,10 +16,11 @@ One step from (t, q, v):
         rows J (contact n, t1, t2 per point: point velocity along them; limits +-e_i); targets:
         -d/h for a gap d, and with restitution e a bounce on the speed at which a contact reached
         the ground in the step before (kept in warm_lam's fourth column, ``bounce_speed``);
-        Delassus W = J_f M_ff^-1 J_f^T over the torque-given coordinates f (M from CRBA, one
-        Cholesky factor L: Y = L^-1 J_f^T, W = Y^T Y, G_f = L^-T Y; prescribed coordinates do not
-        respond, their motors supply the difference), r = J v_free - target;
-        the warm start's active set polished (least squares) and taken when exact and admissible;
+        Delassus W = J_f M_ff^-1 J_f^T over the torque-given coordinates f (M from CRBA, its
+        tree-sparse factor M_ff = L^T L, dense when small: Y = L^-T J_f^T, W = Y^T Y, G_f = L^-1 Y; prescribed
+        coordinates do not respond, their motors supply the difference), r = J v_free - target;
+        the warm start taken as it is when it already solves the problem to round-off;
+        else the warm start's active set polished (least squares) and taken when exact and admissible;
         otherwise projected Gauss-Seidel with the exact friction disk, warm started, then its
         active set polished, taken when admissible;
         v+ = v_free + G lam, q+ = q (+) h v+ (free roots translate along their world velocity);
