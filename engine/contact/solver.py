@@ -110,7 +110,7 @@ def _min_norm_lstsq(A, b, rcond):
     for i in range(m):
         c[0, i] = b[i]
     perm = np.arange(n)
-    r = 0
+    r = np.int64(0)      # not the literal 0: _reflect(..., r) would compile once more for Literal[int](0)
     r00 = 0.0
     for k in range(min(m, n)):
         best = k
