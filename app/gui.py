@@ -330,6 +330,11 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
     if loader.child is not None and loader.child.poll() is None:
         loader.child.terminate()         # closed while compiling: stop our compiler process
         loader.child.wait(5)
+    # the threads that may be inside numba or LLVM (the engine's import, the kernels' preload, a model
+    # or lesson being loaded, the simulation) finish before the interpreter exits: one still running
+    # there while the interpreter tears down crashed the process after its work was done (exit code
+    # -11 or an LLVM assertion after "wrote shot.png", most runs with --quit-after 0.01)
+    left = join_background(EXIT_WAIT)
     # destroy the window (its GL context, the view's items) now, while the application and its
     # display connection still exist, not in whatever order the interpreter's exit would choose
     win.hide()
@@ -338,4 +343,29 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
     app.processEvents()
     if os.environ.get("JOINTLAB_TIMING"):
         print("JOINTLAB_TIMING " + " ".join(f"{k}={v:.3f}" for k, v in times.items()), file=sys.stderr)
-    return state["exit"] or rc
+    code = state["exit"] or rc
+    if left:
+        # still busy after EXIT_WAIT (a kernel compiling for a model being opened): leave without the
+        # interpreter's teardown, which those threads would crash; the window's settings are saved
+        # (closeEvent) and every file written is complete (the video is finished above)
+        print(f"jointlab: left while {', '.join(left)} still ran", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+# how long the program waits at exit for its background threads (join_background)
+EXIT_WAIT = 30.0
+
+
+def join_background(timeout):
+    """Wait up to `timeout` seconds in all for the program's background threads (named "jointlab-...")
+    to end; returns the names of those still running."""
+    end = time.monotonic() + timeout
+    me = threading.current_thread()
+    for t in threading.enumerate():
+        if t is not me and t.name.startswith("jointlab-"):
+            t.join(max(0.0, end - time.monotonic()))
+    return sorted(t.name for t in threading.enumerate() if t is not me and t.name.startswith("jointlab-")
+                  and t.is_alive())
