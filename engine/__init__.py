@@ -13,6 +13,8 @@ Conventions: twists (w, v) and wrenches (m, f) in body frames, angular part firs
 from engine import _jitcache  # noqa: F401  (must run before any kernel is defined)
 from engine import _inliner
 _inliner.apply()        # numba's IR inliner without its waste, when numba is the version it was written for
+from engine import _latelink
+_latelink.apply()       # large callees linked after the caller's optimisation, not optimised again in it
 from . import _moved
 _moved.install()        # old module paths (engine.simulator, engine.mjcf, ...) for one release, with a warning
 from engine.errors import (ModelError, InputError, SingularInertiaError, SimulationDiverged, NameNotFound,

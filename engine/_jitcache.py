@@ -19,10 +19,10 @@ import numba
 # The cache key covers every file of the engine that defines compiled code (a numba decorator at the
 # start of a line: @njit, @kernel, @numba.jit, @cfunc, @overload..., in any subfolder), found by
 # reading the sources, so that a file moved or added is never left out of the key (a helper left out
-# would keep running stale compiled code after an edit). Always in it: the compiler patch and the
+# would keep running stale compiled code after an edit). Always in it: the compiler patches and the
 # record layouts the kernels read. tests/test_house_guards.py checks the list against every compiled
 # function the engine's modules hold.
-ALWAYS_KEYED = ("_inliner.py", "kernel/layout.py")
+ALWAYS_KEYED = ("_inliner.py", "_latelink.py", "kernel/layout.py")
 _COMPILED = re.compile(rb"^[ \t]*@(?:numba\.)?(?:njit|jit|kernel|cfunc|overload\w*|generated_jit|vectorize|guvectorize)\b",
                        re.MULTILINE)
 

@@ -25,7 +25,7 @@ LAYERS = {
     "engine": [("engine:__init__", "engine:warmup", "engine:catalog", "engine:batch"),
                ("simulation",), ("contact",), ("stepping",), ("derivatives",), ("teaching",), ("parsers",),
                ("loops",), ("algorithms",), ("multibody",), ("collision",), ("maths",), ("kernel",),
-               ("engine:errors", "engine:_jitcache", "engine:_inliner", "engine:_moved")],
+               ("engine:errors", "engine:_jitcache", "engine:_inliner", "engine:_latelink", "engine:_moved")],
     "app": [("app:__init__", "app:__main__", "app:cli", "app:gui", "app:headless"),
             ("window",), ("teach",), ("panels",), ("plotting",), ("viewport",), ("widgets",), ("sim",)],
 }

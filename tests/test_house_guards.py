@@ -57,9 +57,9 @@ def test_the_cache_key_covers_every_file_with_compiled_code():
     assert len(held) >= 15, f"the walk found too few compiled files to prove anything: {sorted(held)}"
     missing = {f: names[:3] for f, names in held.items() if f not in keyed}
     assert not missing, f"files with compiled code left out of the kernel cache key: {missing}"
-    # the key also covers the compiler patch and the record layouts the kernels read
+    # the key also covers the compiler patches and the record layouts the kernels read
     names = {os.path.basename(p) for p in keyed}
-    assert {"_inliner.py", "layout.py"} <= names
+    assert {"_inliner.py", "_latelink.py", "layout.py"} <= names
 
 
 def test_the_cache_key_follows_a_moved_or_added_kernel_file(tmp_path):

@@ -56,7 +56,7 @@ def normalised(text):
 
 def _dump(tmp_path, patch):
     env = dict(os.environ, PYTHONPATH=ROOT, JOINTLAB_CACHE_DIR=str(tmp_path / f"cache{patch}"),
-               JOINTLAB_NUMBA_PATCH=str(patch))
+               JOINTLAB_NUMBA_PATCH=str(patch), JOINTLAB_LATE_LINK="0")     # the inliner alone
     env.pop("NUMBA_CACHE_DIR", None)
     return subprocess.Popen([sys.executable, "-c", DUMP], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
