@@ -112,7 +112,7 @@ from engine.loops.constraints import active_constraints, constraint_system
 from engine.contact.geometry import Contact
 from engine.contact.rows import RESTITUTION_SPEED, bounce_speed, delassus as _delassus
 from engine.contact.solver import (BILATERAL, UNILATERAL, NORMAL, TANGENT, BOX, PGS_MAX_ITER, PASS_COUPLING, impact_pass,
-                                   pgs, solve_factored, SMALL_LSTSQ)
+                                   pgs, solve_factored, FACTORED_ABOVE)
 from engine.contact.step import PENETRATION_SLOP
 from engine.contact.candidates import Candidates, LIMIT_SLOP, LIMIT_RETURN_TIME, LIMIT_RETURN_SPEED  # noqa: F401
 from engine.contact.compiled_driver import CompiledContact
@@ -456,7 +456,7 @@ class ContactStepper:
                 lam[3 * nc + k] = w
         # the compiled step's solver, with W's factors (W = J_f M_ff^-1 J_f^T, dead rows out) where a
         # polish may be large enough to use them
-        if m > SMALL_LSTSQ:
+        if m > FACTORED_ABOVE:
             from engine.algorithms.api import mass_matrix
             Jw = np.array(J, dtype=float, order="C")
             Jw[dead, :] = 0.0

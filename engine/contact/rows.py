@@ -306,10 +306,15 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
         for j in range(m):
             G[k, j] = 0.0
     g = np.empty(nf)
+    hit = np.empty(nf, dtype=np.bool_)     # a coordinate of the row's support or below one: else g = 0
     for j in range(m):
         for a in range(nf):
-            s = Yt[j, a]
             c = fpar[a]
+            hit[a] = Yt[j, a] != 0.0 or (c >= 0 and hit[c])
+            if not hit[a]:
+                g[a] = 0.0
+                continue
+            s = Yt[j, a]
             while c >= 0:
                 s -= L[a, c] * g[c]
                 c = fpar[c]

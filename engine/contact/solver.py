@@ -22,6 +22,7 @@ PGS_MAX_ITER = 200
 PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
 POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
 SMALL_LSTSQ = 64                # columns: from 2 to this many the polish solves in plain loops (_min_norm_lstsq)
+FACTORED_ABOVE = 8              # columns: above this many the polish first tries W's factors (_factored_lstsq)
 
 
 @njit(cache=True)
@@ -499,10 +500,11 @@ def polish(W, r, kind, mu, lam, new, J, M, fcols):
     (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
     -mu lam_n s along PGS's slip s: the n row met), active limits, bilateral rows and BOX rows (a
     joint's friction: sticking inside its box, c = 0 met; or held on its edge, a constant). new
-    receives the answer; False when it is not admissible (then PGS's answer stands). Up to
-    SMALL_LSTSQ columns in plain loops (_min_norm_lstsq); above, through W's factors when J (rows x
-    nv), M (the mass matrix) and fcols (the torque-given coordinates) are given and the active rows
-    hold every coordinate (_factored_lstsq), else LAPACK's least squares."""
+    receives the answer; False when it is not admissible (then PGS's answer stands). Above
+    FACTORED_ABOVE columns through W's factors when J (rows x nv), M (the mass matrix) and fcols (the
+    torque-given coordinates) are given and the active rows hold every coordinate
+    (_factored_lstsq); else up to SMALL_LSTSQ columns in plain loops (_min_norm_lstsq), above
+    through LAPACK's least squares."""
     m = r.shape[0]
     fixed = np.zeros(m)               # BOX rows on their edge: known impulses
     nfixed = 0
@@ -588,7 +590,7 @@ def polish(W, r, kind, mu, lam, new, J, M, fcols):
                     b[a] -= W[e, j] * fixed[j]
         x = np.empty(ncol)
         factored = False
-        if ncol > SMALL_LSTSQ and fcols.shape[0] > 0:
+        if ncol > FACTORED_ABOVE and fcols.shape[0] > 0:
             factored = _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x)
             if factored:
                 # taken when it meets its rows as the checks below ask (else A's own least squares)
