@@ -112,7 +112,7 @@ from engine.loops.constraints import active_constraints, constraint_system
 from engine.contact.geometry import Contact
 from engine.contact.rows import RESTITUTION_SPEED, bounce_speed, delassus as _delassus
 from engine.contact.solver import (BILATERAL, UNILATERAL, NORMAL, TANGENT, BOX, PGS_MAX_ITER, PASS_COUPLING, impact_pass,
-                                   pgs, solve)
+                                   pgs, solve_factored, FACTORED_ABOVE)
 from engine.contact.step import PENETRATION_SLOP
 from engine.contact.candidates import Candidates, LIMIT_SLOP, LIMIT_RETURN_TIME, LIMIT_RETURN_SPEED  # noqa: F401
 from engine.contact.compiled_driver import CompiledContact
@@ -454,7 +454,17 @@ class ContactStepper:
             w = self.warm.get(key)
             if w is not None:
                 lam[3 * nc + k] = w
-        iters, polished, res = solve(W, np.ascontiguousarray(r, dtype=float), kind, mu, lam)   # the compiled step's solver
+        # the compiled step's solver, with W's factors (W = J_f M_ff^-1 J_f^T, dead rows out) where a
+        # polish may be large enough to use them
+        if m > FACTORED_ABOVE:
+            from engine.algorithms.api import mass_matrix
+            Jw = np.array(J, dtype=float, order="C")
+            Jw[dead, :] = 0.0
+            Mw = np.ascontiguousarray(mass_matrix(model, np.asarray(q, dtype=float)), dtype=float)
+            fcols = np.flatnonzero(~np.asarray(pres, dtype=bool)).astype(np.int64)
+        else:
+            Jw, Mw, fcols = np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+        iters, polished, res = solve_factored(W, np.ascontiguousarray(r, dtype=float), kind, mu, lam, Jw, Mw, fcols)
         lam[dead] = 0.0
         if nf and nl:
             _split_stop_friction(lam, target, limits, frows, nc)

@@ -271,23 +271,50 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
             while c >= 0:
                 Yt[i, c] -= L[a, c] * y
                 c = fpar[c]
+    # W = Y^T Y over the pairs of rows whose supports meet: each coordinate's rows (CSR, ascending),
+    # and W[i, j] summed over row i's support in its order (the terms off j's support are exact
+    # zeros: the same sums as over every pair; bodies on separate branches skip each other)
+    cnt_a = np.zeros(nf + 1, dtype=np.int64)
     for i in range(m):
-        for j in range(i, m):
-            s = 0.0
-            for t in range(ns[i]):
-                a = sup[i, t]
-                s += Yt[i, a] * Yt[j, a]
-            W[i, j] = s
-            W[j, i] = s
+        for t in range(ns[i]):
+            cnt_a[sup[i, t] + 1] += 1
+    for a in range(nf):
+        cnt_a[a + 1] += cnt_a[a]
+    rows_a = np.empty(cnt_a[nf], dtype=np.int64)
+    fill = cnt_a[:nf].copy()
+    for i in range(m):
+        for t in range(ns[i]):
+            a = sup[i, t]
+            rows_a[fill[a]] = i
+            fill[a] += 1
+    for i in range(m):
+        for j in range(m):
+            W[i, j] = 0.0
+    for i in range(m):
+        for t in range(ns[i]):
+            a = sup[i, t]
+            y = Yt[i, a]
+            for u in range(cnt_a[a], cnt_a[a + 1]):
+                j = rows_a[u]
+                if j >= i:
+                    W[i, j] += y * Yt[j, a]
+    for i in range(m):
+        for j in range(i + 1, m):
+            W[j, i] = W[i, j]
     # G = L^-1 Y, root first
     for k in range(nv):
         for j in range(m):
             G[k, j] = 0.0
     g = np.empty(nf)
+    hit = np.empty(nf, dtype=np.bool_)     # a coordinate of the row's support or below one: else g = 0
     for j in range(m):
         for a in range(nf):
-            s = Yt[j, a]
             c = fpar[a]
+            hit[a] = Yt[j, a] != 0.0 or (c >= 0 and hit[c])
+            if not hit[a]:
+                g[a] = 0.0
+                continue
+            s = Yt[j, a]
             while c >= 0:
                 s -= L[a, c] * g[c]
                 c = fpar[c]

@@ -22,6 +22,7 @@ PGS_MAX_ITER = 200
 PGS_TOL = 1e-9                  # m/s (largest velocity change of a sweep; the polish then makes it exact)
 POLISH_BELOW = 1e-12            # m/s: a polished answer this exact is taken even over an exact PGS one
 SMALL_LSTSQ = 64                # columns: from 2 to this many the polish solves in plain loops (_min_norm_lstsq)
+FACTORED_ABOVE = 8              # columns: above this many the polish first tries W's factors (_factored_lstsq)
 
 
 @njit(cache=True)
@@ -177,6 +178,162 @@ def _min_norm_lstsq(A, b, rcond):
     for j in range(n):
         x[perm[j]] = z[j]
     return x
+
+
+FACTOR_RANK_TOL = 1e-10         # a column of B (or C) whose part off the span of the ones before it is below
+                                # this fraction (squared) of its norm: rank deficient, the factored path declines
+
+
+@njit(cache=True, _nrt=True)
+def _gram_factor(X, L):
+    """L = the Cholesky factor of X^T X (n x n) for the rows of X (k x n), within its envelope (row i
+    of L from the first column that couples i with anything before it: a pile of bodies ordered as
+    they are stacked couples each only with its neighbours). Each row of X is summed over its
+    nonzero entries. False when X has not full column rank (FACTOR_RANK_TOL)."""
+    k, n = X.shape
+    N = np.zeros((n, n))
+    idx = np.empty(n, dtype=np.int64)
+    for a in range(k):
+        cnt = 0
+        for j in range(n):
+            if X[a, j] != 0.0:
+                idx[cnt] = j
+                cnt += 1
+        for s in range(cnt):
+            i = idx[s]
+            xi = X[a, i]
+            for t in range(s + 1):
+                N[i, idx[t]] += xi * X[a, idx[t]]
+    first = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        f = i
+        for j in range(i):
+            if N[i, j] != 0.0:
+                f = j
+                break
+        first[i] = f
+    for i in range(n):
+        for j in range(first[i], n):
+            L[i, j] = 0.0
+        for j in range(first[i], i + 1):
+            s = N[i, j]
+            k0 = max(first[i], first[j])
+            for c in range(k0, j):
+                s -= L[i, c] * L[j, c]
+            if i == j:
+                if not s > FACTOR_RANK_TOL * N[i, i]:
+                    return False, first
+                L[i, i] = math.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    return True, first
+
+
+@njit(cache=True)
+def _gram_solve(L, first, y):
+    """y = (L L^T)^-1 y in place (L from _gram_factor, within its envelope)."""
+    n = y.shape[0]
+    for i in range(n):
+        s = y[i]
+        for c in range(first[i], i):
+            s -= L[i, c] * y[c]
+        y[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        y[i] /= L[i, i]
+        yi = y[i]
+        for c in range(first[i], i):
+            y[c] -= L[i, c] * yi
+
+
+@njit(cache=True, _nrt=True)
+def _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
+    """The minimum-norm least-squares solution x of the polish's system A x = b (A = W[E, :] P, the
+    rows E and the column map P of ``polish``) through the factors of W instead of A: with
+    W = J_f M_ff^-1 J_f^T (J_f: J's columns of the torque-given coordinates fcols, M_ff the mass
+    matrix there), A = B M_ff^-1 C^T with B = J_f[E] and C = P^T J_f. When B and C have full column
+    rank (the active rows hold every coordinate: a resting pile, each body on three or more
+    sticking points) pinv(A) = C (C^T C)^-1 M_ff (B^T B)^-1 B^T: two Cholesky factors of
+    nf x nf Gram matrices (J's geometry alone, not its masses: a 1:10000 stack is no worse
+    conditioned than a 1:1 one) in place of a rank-revealing QR of the (neq x ncol) A, which for a
+    pile of 20 boxes is 240 x 240 of rank 120. One refinement step on b - A x (through W). Returns
+    False when B or C is rank deficient or a row is dead (J_f's row zero): the caller then solves A
+    itself."""
+    nf = fcols.shape[0]
+    if nf == 0 or neq < nf or ncol < nf:
+        return False
+    B = np.empty((neq, nf))
+    for a in range(neq):
+        nz = False
+        for k in range(nf):
+            B[a, k] = J[E[a], fcols[k]]
+            nz = nz or B[a, k] != 0.0
+        if not nz:
+            return False
+    C = np.zeros((ncol, nf))
+    for c in range(ncol):
+        nz = False
+        for q in range(pn[c]):
+            w = pwt[c, q]
+            i = prow[c, q]
+            for k in range(nf):
+                C[c, k] += w * J[i, fcols[k]]
+        for k in range(nf):
+            nz = nz or C[c, k] != 0.0
+        if not nz:
+            return False
+    L1 = np.empty((nf, nf))
+    L2 = np.empty((nf, nf))
+    ok, f1 = _gram_factor(B, L1)
+    if not ok:
+        return False
+    ok, f2 = _gram_factor(C, L2)
+    if not ok:
+        return False
+    m = W.shape[0]
+    res = np.empty(neq)
+    for a in range(neq):
+        res[a] = b[a]
+    y = np.empty(nf)
+    z = np.empty(nf)
+    u = np.empty(m)
+    for c in range(ncol):
+        x[c] = 0.0
+    for rnd in range(2):                 # the solution, then one refinement on its residual
+        for k in range(nf):
+            y[k] = 0.0
+        for a in range(neq):
+            ra = res[a]
+            if ra != 0.0:
+                for k in range(nf):
+                    y[k] += B[a, k] * ra
+        _gram_solve(L1, f1, y)
+        for k in range(nf):
+            s = 0.0
+            fk = fcols[k]
+            for l in range(nf):
+                s += M[fk, fcols[l]] * y[l]
+            z[k] = s
+        _gram_solve(L2, f2, z)
+        for c in range(ncol):
+            s = 0.0
+            for k in range(nf):
+                s += C[c, k] * z[k]
+            x[c] += s
+        if rnd == 1:
+            break
+        # b - A x, A x = W[E, :] (P x)
+        for i in range(m):
+            u[i] = 0.0
+        for c in range(ncol):
+            for q in range(pn[c]):
+                u[prow[c, q]] += pwt[c, q] * x[c]
+        for a in range(neq):
+            s = b[a]
+            e = E[a]
+            for i in range(m):
+                s -= W[e, i] * u[i]
+            res[a] = s
+    return True
 
 
 @njit(cache=True)
@@ -338,12 +495,16 @@ def residual(W, r, kind, mu, lam):
 
 
 @njit(cache=True, _nrt=True)
-def polish(W, r, kind, mu, lam, new):
+def polish(W, r, kind, mu, lam, new, J, M, fcols):
     """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
     (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
     -mu lam_n s along PGS's slip s: the n row met), active limits, bilateral rows and BOX rows (a
     joint's friction: sticking inside its box, c = 0 met; or held on its edge, a constant). new
-    receives the answer; False when it is not admissible (then PGS's answer stands)."""
+    receives the answer; False when it is not admissible (then PGS's answer stands). Above
+    FACTORED_ABOVE columns through W's factors when J (rows x nv), M (the mass matrix) and fcols (the
+    torque-given coordinates) are given and the active rows hold every coordinate
+    (_factored_lstsq); else up to SMALL_LSTSQ columns in plain loops (_min_norm_lstsq), above
+    through LAPACK's least squares."""
     m = r.shape[0]
     fixed = np.zeros(m)               # BOX rows on their edge: known impulses
     nfixed = 0
@@ -415,8 +576,11 @@ def polish(W, r, kind, mu, lam, new):
         return False
     for j in range(m):
         new[j] = fixed[j]
+    rmax = 0.0
+    for j in range(m):
+        rmax = max(rmax, abs(r[j]))
+    scale = max(1e-9, rmax)
     if ncol > 0:
-        A = np.zeros((neq, ncol))
         b = np.empty(neq)
         for a in range(neq):
             e = E[a]
@@ -424,24 +588,45 @@ def polish(W, r, kind, mu, lam, new):
             if nfixed > 0:
                 for j in range(m):
                     b[a] -= W[e, j] * fixed[j]
-            for c in range(ncol):
-                s = 0.0
-                for q in range(pn[c]):
-                    s += W[e, prow[c, q]] * pwt[c, q]
-                A[a, c] = s
-        if 2 <= ncol <= SMALL_LSTSQ:
-            x = _min_norm_lstsq(A, b, 1e-12)
-        else:          # one column keeps LAPACK's arithmetic: a joint held by its friction stays exactly still
-            x = np.linalg.lstsq(A, b, 1e-12)[0]
+        x = np.empty(ncol)
+        factored = False
+        if ncol > FACTORED_ABOVE and fcols.shape[0] > 0:
+            factored = _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x)
+            if factored:
+                # taken when it meets its rows as the checks below ask (else A's own least squares)
+                for j in range(m):
+                    new[j] = fixed[j]
+                for c in range(ncol):
+                    for q in range(pn[c]):
+                        new[prow[c, q]] += pwt[c, q] * x[c]
+                for a in range(neq):
+                    e = E[a]
+                    s = r[e]
+                    for j in range(m):
+                        s += W[e, j] * new[j]
+                    if abs(s) > 1e-9 * scale:
+                        factored = False
+                        break
+                for j in range(m):
+                    new[j] = fixed[j]
+        if not factored:
+            A = np.zeros((neq, ncol))
+            for a in range(neq):
+                e = E[a]
+                for c in range(ncol):
+                    s = 0.0
+                    for q in range(pn[c]):
+                        s += W[e, prow[c, q]] * pwt[c, q]
+                    A[a, c] = s
+            if 2 <= ncol <= SMALL_LSTSQ:
+                x = _min_norm_lstsq(A, b, 1e-12)
+            else:          # one column keeps LAPACK's arithmetic: a joint held by its friction stays exactly still
+                x = np.linalg.lstsq(A, b, 1e-12)[0]
         for c in range(ncol):
             for q in range(pn[c]):
                 new[prow[c, q]] += pwt[c, q] * x[c]
     cv = np.empty(m)
     _velocities(W, new, r, cv)
-    rmax = 0.0
-    for j in range(m):
-        rmax = max(rmax, abs(r[j]))
-    scale = max(1e-9, rmax)
     for a in range(neq):
         if abs(cv[E[a]]) > 1e-9 * scale:
             return False                                 # inconsistent rows: keep PGS's answer
@@ -478,10 +663,10 @@ def polish(W, r, kind, mu, lam, new):
 
 
 @njit(cache=True)
-def _take_polished(W, r, kind, mu, lam, new, bound):
+def _take_polished(W, r, kind, mu, lam, new, bound, J, M, fcols):
     """Polish lam's active set into new; when admissible with residual <= bound, copy it into lam.
     Returns (taken, its residual)."""
-    if not polish(W, r, kind, mu, lam, new):
+    if not polish(W, r, kind, mu, lam, new, J, M, fcols):
         return False, 0.0
     res = residual(W, r, kind, mu, new)
     if res > bound:
@@ -492,7 +677,7 @@ def _take_polished(W, r, kind, mu, lam, new, bound):
 
 
 @njit(cache=True, _nrt=True)
-def pivot(W, r, kind, mu, lam, new, trial, bound, rounds):
+def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
     """Active-set rounds for when PGS stops short (a heavy body on a light one: at a mass ratio of
     1:10000 PGS needs ~1e5 sweeps, and 200 leave light contacts with |lam_t| on the rim of their
     small cones, so its active set says "sliding" where everything sticks). Starts from PGS's
@@ -516,7 +701,7 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds):
         else:
             i += 1
     for _ in range(rounds):
-        if polish(W, r, kind, mu, trial, new):
+        if polish(W, r, kind, mu, trial, new, J, M, fcols):
             res = residual(W, r, kind, mu, new)
             if res <= bound:
                 for i in range(m):
@@ -581,12 +766,20 @@ PIVOT_ROUNDS = 12
 
 @njit(cache=True, _nrt=True)
 def solve(W, r, kind, mu, lam):
+    """``solve_factored`` without W's factors (the polish then solves its own matrix)."""
+    return solve_factored(W, r, kind, mu, lam, np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, dtype=np.int64))
+
+
+@njit(cache=True, _nrt=True)
+def solve_factored(W, r, kind, mu, lam, J, M, fcols):
     """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
     No impulse at all solving it exactly (candidates that separate) is the answer as it stands (PGS
     would return it after one sweep). Then the warm start's active set: resting contact keeps the
     last step's, and its exact (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
     is at least as exact as PGS's answer; when PGS stopped short and that set is not admissible,
-    ``pivot`` rounds from it. Returns (sweeps, polished, worst residual)."""
+    ``pivot`` rounds from it. J, M, fcols: W's factors (W = J_f M_ff^-1 J_f^T over the torque-given
+    coordinates fcols; empty: none), which a large polish solves through (``polish``). Returns
+    (sweeps, polished, worst residual)."""
     m = r.shape[0]
     if m == 0:
         return 0, False, 0.0
@@ -598,12 +791,13 @@ def solve(W, r, kind, mu, lam):
     if idle and residual(W, r, kind, mu, lam) == 0.0:
         return 0, False, 0.0
     new = np.empty(m)
-    taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW)
+    taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW, J, M, fcols)
     if taken:
         return 0, True, res
     iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
     res = residual(W, r, kind, mu, lam)
-    taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW))
+    taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW), J, M, fcols)
     if not taken and iters >= PGS_MAX_ITER:          # PGS stopped short: pivot on its active set
-        taken, res_p = pivot(W, r, kind, mu, lam, new, np.empty(m), max(res, POLISH_BELOW), int(PIVOT_ROUNDS))
+        taken, res_p = pivot(W, r, kind, mu, lam, new, np.empty(m), max(res, POLISH_BELOW), int(PIVOT_ROUNDS), J, M,
+                             fcols)
     return iters, taken, res_p if taken else res

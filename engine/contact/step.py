@@ -52,7 +52,7 @@ from engine.contact.detect import CONTACT_MARGIN, _pairs, _store, _tangents, det
 from engine.contact.rows import (RESTITUTION_SPEED, _contact_rows, _material, _quat_rot, _response, _rotate,
                                  bounce_speed)
 from engine.contact.solver import (BILATERAL, BOX, NORMAL, PASS_COUPLING, PGS_MAX_ITER, TANGENT, UNILATERAL,
-                                   impact_pass, pgs, solve)
+                                   impact_pass, pgs, solve_factored)
 
 
 PENETRATION_SLOP = 1e-5         # m: deeper penetrations are projected out after the step
@@ -92,9 +92,10 @@ def _integrate_free(m_bytes, q, v, h, free_iq, free_iv, q_new, R0, R1, tmp):
 
 @njit(cache=True, _nrt=True)
 def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, cb, cx, cd, ckey, cshape,
-                 cbb, cn, pgeo, pbase, T, Jall, M, tmp, q_out):
+                 cbb, cn, pgeo, pbase, has_pairs, T, Jall, M, tmp, q_out):
     """q_out = q with penetrations deeper than PENETRATION_SLOP removed (q only, v untouched), the
-    ground's and those between bodies. Returns a status."""
+    ground's and those between bodies (has_pairs: any pair of shapes may touch; else the pair
+    detection, which places every shape, is skipped). Returns a status."""
     nv = tmp.shape[0]
     n = gnd[:3]
     st = forward_kinematics(m_bytes, ws_k, q, T)
@@ -105,7 +106,8 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
         cbb[i] = 0
         for c in range(3):
             cn[i, c] = n[c]
-    k = _pairs(pgeo, T, 0.0, k, pbase, cb, cbb, cx, cn, cd, ckey)
+    if has_pairs:
+        k = _pairs(pgeo, T, 0.0, k, pbase, cb, cbb, cx, cn, cd, ckey)
     nd = np.int64(0)     # not the literal 0: one compile of _store and _contact_rows
     for i in range(k):
         if cd[i] < -PENETRATION_SLOP:
@@ -157,7 +159,8 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
 
 @njit(cache=True, _nrt=True)
 def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping, has_damping,
-                 geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, cbb, cn, mats, pgeo, pbase, nl, li, ls, ld, limit_e,
+                 geo, gnd, t1, t2, counts, nc, cb, cx, cd, ckey, cbb, cn, mats, pgeo, pbase, has_pairs, nl, li, ls, ld,
+                 limit_e,
                  free_iq, free_iv, sb, sx, sd, skey, sshape, sbb, sn, warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen, limit_forces, istats, fstats,
                  T, Jall, M, q_new, v_new, a1, tau1, pw, ci, cf, gains, lam_loop, lw, fr, Ar, br, zero, fric_v, fric_f,
                  friction_forces):
@@ -321,6 +324,8 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
                 W[i, j] = 0.0
                 W[j, i] = 0.0
             r[i] = 0.0
+            for j in range(nv):
+                J[i, j] = 0.0         # W's factors as W (solve_factored); its impulse is 0 below
     for i in range(m):
         if dead[i]:
             W[i, i] = 1.0
@@ -405,7 +410,13 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
             if warm_key[w] == key:
                 lam[3 * nc + nl + k] = warm_lam[w, 0]
                 break
-    iters, polished, res = solve(W, r, kind, mu, lam)
+    fcols = np.empty(nv - np.count_nonzero(prescribed), dtype=np.int64)    # W = J_f M_ff^-1 J_f^T: its factors
+    nfc = 0
+    for j in range(nv):
+        if not prescribed[j]:
+            fcols[nfc] = j
+            nfc += 1
+    iters, polished, res = solve_factored(W, r, kind, mu, lam, J, M, fcols)
     for i in range(m):
         if dead[i]:
             lam[i] = 0.0
@@ -495,7 +506,7 @@ def contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a
                 tau1[j] += s
     if gnd[6] != 0.0:
         st = _project_out(m_bytes, ws_k, ws_m, q_mid, prescribed, geo, gnd, t1, t2, counts, sb, sx, sd, skey,
-                          sshape, sbb, sn, pgeo, pbase, T, Jall, M, tmp, q_new)
+                          sshape, sbb, sn, pgeo, pbase, has_pairs, T, Jall, M, tmp, q_new)
         if st != OK:
             return st
     else:
@@ -799,7 +810,7 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
         cn_s = cn[:nc].copy()
         st = contact_step(m_bytes, ws, ws_k, ws_m, q, v, h, any_prescribed, prescribed, a_cmd, tau_cmd, damping,
                           has_damping, geo, gnd, t1, t2, counts, nc, cb_s, cx_s, cd_s, ckey_s, cbb_s, cn_s, mats,
-                          pgeo, pbase, nl, li, ls, ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, sbb, sn,
+                          pgeo, pbase, has_pairs, nl, li, ls, ld, limit_e, free_iq, free_iv, cb, cx, cd, ckey, cshape, sbb, sn,
                           warm_key, warm_lam, nwarm, c_body, c_point, c_force, c_pen,
                           limit_forces, istats, fstats, T, Jall, M, q_new, v_new, a1, tau1, pw,
                           ci, cf, gains, lam_step, lw, fr, Ar, br, zero, fric_v, fric_f, friction_forces)
