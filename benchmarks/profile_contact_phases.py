@@ -27,7 +27,7 @@ from engine.algorithms.kinematics import forward_kinematics  # noqa: E402
 from engine.contact.detect import CONTACT_MARGIN, _pairs, detect, limit_candidates  # noqa: E402
 from engine.contact.rows import _contact_rows, _response  # noqa: E402
 from engine.contact import solver  # noqa: E402
-from engine.contact.step import _integrate_free, _project_out, contact_advance  # noqa: E402
+from engine.contact.step import _integrate_free, _project_out  # noqa: E402
 from engine.stepping.steploop import LIMIT_MARGIN, _stage  # noqa: E402
 
 
