@@ -33,7 +33,8 @@ import numba
 from numba.core import codegen as _cg
 
 NUMBA_VERSION = "0.68.1"
-LARGE = 1000                         # instructions of a called function above which its module links late
+INLINE_THRESHOLD = 250               # LLVM's -O3 inline threshold (its cost units: about an instruction each)
+LARGE = 4 * INLINE_THRESHOLD         # instructions of a called function above which its module links late
 
 _ORIGINAL = _cg.CPUCodeLibrary.finalize
 _applied = False
@@ -95,9 +96,8 @@ def _size(library, module, name):
 def _finalize(self):
     """numba's CPUCodeLibrary.finalize (0.68.1) with the large callees' modules linked after the
     module passes (see the module docstring); every other line is numba's."""
-    import llvmlite.binding as ll
     from numba.core import config
-    from numba.core.codegen import require_global_compiler_lock, dump
+    from numba.core.codegen import require_global_compiler_lock, dump, ll     # ll: numba's llvmlite.binding
 
     require_global_compiler_lock()
     self._codegen._check_llvm_bugs()

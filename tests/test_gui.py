@@ -249,12 +249,13 @@ def test_join_background_waits_for_the_programs_threads_and_names_those_left():
         t0 = time.perf_counter()
         left = join_background(0.5)
         waited = time.perf_counter() - t0
-        assert left == ["jointlab-test-busy"]          # the quick one was waited for, "not-ours" ignored
+        # the quick one was waited for, "not-ours" ignored (other tests' "jointlab-" threads may be listed)
+        assert "jointlab-test-busy" in left and "jointlab-test-quick" not in left and "not-ours" not in left
         assert not quick.is_alive() and waited >= 0.45   # it waited out the deadline for the busy one
     finally:
         release.set()
     busy.join(5)
-    assert join_background(1.0) == []
+    assert "jointlab-test-busy" not in join_background(1.0)
 
 
 def test_broken_urdf_shows_the_error_and_keeps_the_model(qtbot, window, models, tmp_path):
