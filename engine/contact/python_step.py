@@ -252,6 +252,20 @@ def _split_stop_friction(lam, target, limits, frows, nc):
             lam[rl], lam[rf] = 0.0, s * tot
 
 
+def _polish_factors(model, q, J, dead, pres, m):
+    """What solve_factored needs for W's factors (W = J_f M_ff^-1 J_f^T): J with its dead rows
+    zeroed, the mass matrix and the torque-given coordinates, when the m rows may make a polish large
+    enough to use them (FACTORED_ABOVE); empty arrays otherwise, as the compiled step passes."""
+    if m > FACTORED_ABOVE:
+        from engine.algorithms.api import mass_matrix
+        Jw = np.array(J, dtype=float, order="C")
+        Jw[dead, :] = 0.0
+        Mw = np.ascontiguousarray(mass_matrix(model, np.asarray(q, dtype=float)), dtype=float)
+        fcols = np.flatnonzero(~np.asarray(pres, dtype=bool)).astype(np.int64)
+        return Jw, Mw, fcols
+    return np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+
+
 class ContactStepper:
     """The velocity-level step of a Simulator with a ground and/or joint limits (see the module
     text): ``candidates`` (what is near, and its rows), ``driver`` (the compiled step), and here the
@@ -454,16 +468,8 @@ class ContactStepper:
             w = self.warm.get(key)
             if w is not None:
                 lam[3 * nc + k] = w
-        # the compiled step's solver, with W's factors (W = J_f M_ff^-1 J_f^T, dead rows out) where a
-        # polish may be large enough to use them
-        if m > FACTORED_ABOVE:
-            from engine.algorithms.api import mass_matrix
-            Jw = np.array(J, dtype=float, order="C")
-            Jw[dead, :] = 0.0
-            Mw = np.ascontiguousarray(mass_matrix(model, np.asarray(q, dtype=float)), dtype=float)
-            fcols = np.flatnonzero(~np.asarray(pres, dtype=bool)).astype(np.int64)
-        else:
-            Jw, Mw, fcols = np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+        # the compiled step's solver, with W's factors where a polish may be large enough to use them
+        Jw, Mw, fcols = _polish_factors(model, q, J, dead, pres, m)
         iters, polished, res = solve_factored(W, np.ascontiguousarray(r, dtype=float), kind, mu, lam, Jw, Mw, fcols)
         lam[dead] = 0.0
         if nf and nl:

@@ -177,7 +177,10 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
     the root), W = Y^T Y sums over that support and G = L^-1 Y. Free bodies on separate branches (a
     pile of boxes) then cost per contact what one body costs, not what the whole tree does. Up to
     DENSE_RESPONSE torque-given coordinates (one free body, a robot held but for its base) there is
-    no sparsity to gain: one dense Cholesky factor (_response_dense)."""
+    no sparsity to gain: one dense Cholesky factor (_response_dense).
+
+    Long because the factorisation, the two triangular solves along the tree's ancestors and the sum
+    of W over meeting supports share the supports' index lists, built once here."""
     m = J.shape[0]
     nv = J.shape[1]
     st = crba(m_bytes, ws_m, q, M)

@@ -504,7 +504,11 @@ def polish(W, r, kind, mu, lam, new, J, M, fcols):
     FACTORED_ABOVE columns through W's factors when J (rows x nv), M (the mass matrix) and fcols (the
     torque-given coordinates) are given and the active rows hold every coordinate
     (_factored_lstsq); else up to SMALL_LSTSQ columns in plain loops (_min_norm_lstsq), above
-    through LAPACK's least squares."""
+    through LAPACK's least squares.
+
+    Long because it is one pass in the order of the method: the active set read from lam, the
+    equations it fixes, the three ways to solve them (factored, plain loops, LAPACK) and the
+    admissibility check of the answer; a split would pass the same eight arrays between the parts."""
     m = r.shape[0]
     fixed = np.zeros(m)               # BOX rows on their edge: known impulses
     nfixed = 0
