@@ -129,7 +129,8 @@ def main(argv=None):
     t, _ = timed(forward_kinematics, a.calls, mb, ws_k, q, T)
     row("forward kinematics", t)
     n_g = gnd[:3].copy()
-    t, nc = timed(detect, a.calls, geo, T, n_g, gnd[3], CONTACT_MARGIN, t1, t2, counts, cb, cx, cd, ckey, cshape)
+    t, nc = timed(detect, a.calls, geo, T, n_g, gnd[3], CONTACT_MARGIN, t1, t2, counts, cb, cx, cd, ckey, cshape,
+                  K["warm_key"], np.int64(K["nwarm"][0]))
     row("ground detection", t, f"{nc} candidates")
     cbb[:nc] = 0
     cn[:nc] = n_g
@@ -242,7 +243,7 @@ def main(argv=None):
     # its inside: the penetrations past PENETRATION_SLOP at q_mid and the PGS on their normal rows
     from engine.contact.step import PENETRATION_SLOP
     forward_kinematics(mb, ws_k, q_mid, T)
-    k = detect(geo, T, n_g, gnd[3], 0.0, t1, t2, counts, sb, sx, sd, skey, ssh)
+    k = detect(geo, T, n_g, gnd[3], 0.0, t1, t2, counts, sb, sx, sd, skey, ssh, skey, np.int64(0))
     deep = [i for i in range(k) if sd[i] < -PENETRATION_SLOP]
     print(f"    at q_mid: {k} points below the ground, {len(deep)} deeper than the slop "
           f"(depths {np.round(-sd[deep] * 1e6, 2).tolist()} um)")

@@ -48,14 +48,14 @@ class Candidates:
         self.fric_f = np.array(ff, dtype=float)
 
     # ------------------------------------------------------------------ rows
-    def find(self, q, v, T, contact_margin=CONTACT_MARGIN, limit_margin=LIMIT_MARGIN, box_margin=None):
+    def find(self, q, v, T, contact_margin=CONTACT_MARGIN, limit_margin=LIMIT_MARGIN, box_margin=None, prev=()):
         h = self.settings.dt
         ground = self.settings.ground
         g = self.geometry
         contacts = []           # (body_a, body_b, point, normal, distance, key)
         if ground is not None and not g.empty:
             margin = contact_margin
-            b, X, d, key = g.detect(T, ground, margin)
+            b, X, d, key = g.detect(T, ground, margin, prev)
             n = ground.normal
             for k in range(len(b)):
                 contacts.append((int(b[k]), 0, X[k], n, float(d[k]), ("g", int(key[k]))))
@@ -162,7 +162,7 @@ class Candidates:
         _rows_kernel(ba, bb, X, U, T, Jall, rows)
         return rows.reshape(3 * k, nv), U
 
-    def wide(self, q, v, T, q_new):
+    def wide(self, q, v, T, q_new, prev=()):
         """Candidates with margins wide enough for what moved farther than the usual margins in
         one step (a fast body reaching the ground, a fast joint its limit): every support point
         against the ground (a step's travel is not bounded by the start velocity: gravity adds
@@ -174,7 +174,8 @@ class Candidates:
         # velocity (3e4 rad/s^2 at dt 0.01 covers 1.5 rad from rest and ended 2.5 rad past a stop);
         # a far stop's row (-d/h) acts only when the step's velocity would carry the joint past it
         return self.find(q, v, T, np.inf, np.inf,
-                                max(CONTACT_MARGIN, 4.0 * self.settings.dt * speed * self.model.characteristic_length() + 0.05))
+                         max(CONTACT_MARGIN, 4.0 * self.settings.dt * speed * self.model.characteristic_length() + 0.05),
+                         prev)
 
     def limit_arrays(self):
         """(q index, v index, lower, upper) of the limited joints, for steploop.advance_limited."""

@@ -1,6 +1,6 @@
 """Contact detection of the compiled unilateral step: support points of the collision shapes near the
-ground (``detect``: the deepest and the extremes along eight directions of the plane, at most
-MAX_POINTS_PER_SHAPE + 1 per shape), contacts between bodies (``_pairs``: engine.collision.pairs),
+ground (``detect``: the extremes along eight directions of the plane and the deepest, at most
+MAX_POINTS_PER_SHAPE + 1 per shape, ties within TIE_TOL to the points the last step kept), contacts between bodies (``_pairs``: engine.collision.pairs),
 and joint stops near (``limit_candidates``)."""
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from engine.collision.pairs import pair_contacts
 
 CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
 MAX_POINTS_PER_SHAPE = 8
+TIE_TOL = 1e-6                  # m: support points this close in depth or extent are tied (ContactGeometry.detect)
 RIM_FLAT_COS2 = 0.75            # a cylinder's rim points touch only while its axis is within 30 deg of the normal
 
 
@@ -48,10 +49,31 @@ def _store(b, x0, x1, x2, d, key, shape, k, cb, cx, cd, ckey, cshape):
     cshape[k] = shape
 
 
+@njit(cache=True)
+def _extent(cx, i, t1, t2, cs, sn):
+    """Point i's extent along cs t1 + sn t2 (as the Python detection's uv @ (cs, sn))."""
+    return ((cx[i, 0] * t1[0] + cx[i, 1] * t1[1] + cx[i, 2] * t1[2]) * cs
+            + (cx[i, 0] * t2[0] + cx[i, 1] * t2[1] + cx[i, 2] * t2[2]) * sn)
+
+
+@njit(cache=True)
+def _tie_pick(tied, kept, c):
+    """Of the tied points (a mask over c), the first that the last step kept, else the first."""
+    first = -1
+    for a in range(c):
+        if tied[a]:
+            if kept[a]:
+                return a
+            if first < 0:
+                first = a
+    return first
+
+
 @njit(cache=True, _nrt=True)
-def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
+def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape, prev, nprev):
     """Candidate ground contacts within `margin` (engine.contact.geometry.ContactGeometry.detect): fills
-    (body, world point, signed distance, key, shape) and returns their number."""
+    (body, world point, signed distance, key, shape) and returns their number. prev[:nprev]: the
+    keys the last step kept (a tie goes to them)."""
     (points, pbody, pshape, gbody, gc, gr, grng, sc, sr, sb, ss, dc, da, dr, db, ds, pdisk) = geo
     k = np.int64(0)      # not the literal 0: one compile of _store for every caller
     npts = points.shape[0]
@@ -136,25 +158,35 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape):
             if cshape[i] == s:
                 idx[c] = i
                 c += 1
+        # the extremes along eight directions, then the deepest unless one of them is as deep; ties
+        # within TIE_TOL to a point the last step kept, else to the first
+        kept = np.zeros(c, dtype=np.bool_)
+        for a in range(c):
+            for w in range(nprev):
+                if prev[w] == ckey[idx[a]]:
+                    kept[a] = True
+                    break
         sel = np.zeros(c, dtype=np.bool_)
-        best = 0
-        for a in range(1, c):
-            if cd[idx[a]] < cd[idx[best]]:
-                best = a
-        sel[best] = True
+        tied = np.empty(c, dtype=np.bool_)
         for dirn in range(8):
             ang = dirn * np.pi / 4
             cs = math.cos(ang)
             sn = math.sin(ang)
-            best = 0
             bval = -np.inf
             for a in range(c):
-                x = cx[idx[a]]
-                val = (x[0] * t1[0] + x[1] * t1[1] + x[2] * t1[2]) * cs + (x[0] * t2[0] + x[1] * t2[1] + x[2] * t2[2]) * sn
-                if val > bval:
-                    bval = val
-                    best = a
-            sel[best] = True
+                bval = max(bval, _extent(cx, idx[a], t1, t2, cs, sn))
+            for a in range(c):
+                tied[a] = _extent(cx, idx[a], t1, t2, cs, sn) >= bval - TIE_TOL
+            sel[_tie_pick(tied, kept, c)] = True
+        dmin = np.inf
+        for a in range(c):
+            dmin = min(dmin, cd[idx[a]])
+        covered = False
+        for a in range(c):
+            tied[a] = cd[idx[a]] <= dmin + TIE_TOL
+            covered = covered or (tied[a] and sel[a])
+        if not covered:
+            sel[_tie_pick(tied, kept, c)] = True
         for a in range(c):
             if not sel[a]:
                 keep[idx[a]] = False

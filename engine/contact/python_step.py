@@ -314,7 +314,8 @@ class ContactStepper:
         model, h = self.model, self.settings.dt
         q, v = self.state.q, self.state.v
         T = _world_poses(model, q)
-        contacts, limits = self.candidates.find(q, v, T)
+        prev = [k[1] for k in self.warm if isinstance(k, tuple) and k[0] == "g"]   # the ground points kept
+        contacts, limits = self.candidates.find(q, v, T, prev=prev)
         if not contacts and not limits:
             # joint friction acts at every step: the unilateral step with its rows alone
             friction = self.settings.joint_friction and self.candidates.has_friction
@@ -326,9 +327,9 @@ class ContactStepper:
                 if not friction:
                     self._clear()
                 return out
-            contacts, limits = self.candidates.find(q, v, T)
+            contacts, limits = self.candidates.find(q, v, T, prev=prev)
             if not contacts and not limits:      # reached from farther than the margins: widen them
-                contacts, limits = self.candidates.wide(q, v, T, out[0])
+                contacts, limits = self.candidates.wide(q, v, T, out[0], prev)
         return self._contact_step(a_cmd, tau_cmd, q, v, T, contacts, limits)
 
     def _clear(self):

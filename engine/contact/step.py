@@ -101,7 +101,7 @@ def _project_out(m_bytes, ws_k, ws_m, q, prescribed, geo, gnd, t1, t2, counts, c
     st = forward_kinematics(m_bytes, ws_k, q, T)
     if st != OK:
         return st
-    k = detect(geo, T, n, gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+    k = detect(geo, T, n, gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape, ckey, np.int64(0))
     for i in range(k):
         cbb[i] = 0
         for c in range(3):
@@ -572,7 +572,7 @@ def _violated(m_bytes, ws_k, q, geo, gnd, has_ground, lim_q, lim_lo, lim_hi, t1,
     if has_ground or has_pairs:
         forward_kinematics(m_bytes, ws_k, q, T)
     if has_ground:
-        k = detect(geo, T, gnd[:3], gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape)
+        k = detect(geo, T, gnd[:3], gnd[3], 0.0, t1, t2, counts, cb, cx, cd, ckey, cshape, ckey, np.int64(0))
         for i in range(k):
             if cd[i] < 0.0:
                 return True
@@ -707,7 +707,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
             return st
         nc = 0
         if has_ground:
-            nc = detect(geo, T, n_ground, gnd[3], CONTACT_MARGIN, t1, t2, counts, cb, cx, cd, ckey, cshape)
+            nc = detect(geo, T, n_ground, gnd[3], CONTACT_MARGIN, t1, t2, counts, cb, cx, cd, ckey, cshape,
+                        warm_key, nwarm[0])
         for i in range(nc):
             cbb[i] = 0
             for c in range(3):
@@ -727,7 +728,8 @@ def contact_advance(m_bytes, ws, ws_g, ws_k, ws_m, q, v, tv, dt, n, integrator, 
                 speed = max(speed, abs(v[k]))
             if has_ground:
                 # every support point (engine.contact.python_step.ContactStepper._wide_candidates)
-                nc = detect(geo, T, n_ground, gnd[3], np.inf, t1, t2, counts, cb, cx, cd, ckey, cshape)
+                nc = detect(geo, T, n_ground, gnd[3], np.inf, t1, t2, counts, cb, cx, cd, ckey, cshape,
+                            warm_key, nwarm[0])
             for i in range(nc):
                 cbb[i] = 0
                 for c in range(3):
