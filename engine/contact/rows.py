@@ -245,38 +245,45 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
                 L[i, j] -= L[k, i] * L[k, j]
                 j = fpar[j]
             i = fpar[i]
-    # Y^T (m x nf): row i = L^-T (row i of J_f) on its support (the ancestors of its coordinates),
-    # solved leaves first; sup[i, :ns[i]] lists the support, descending
-    Yt = np.zeros((m, nf))
+    # Y = L^-T J_f^T (nf x m): column i = L^-T (row i of J_f) on its support (the ancestors of its
+    # coordinates), solved leaves first; sup[i, :ns[i]] lists the support, descending (found from
+    # row i's nonzero entries and their ancestors, not by a pass over every coordinate)
+    Y = np.zeros((nf, m))
     sup = np.empty((m, nf), dtype=np.int64)
     ns = np.zeros(m, dtype=np.int64)
     mark = np.zeros(nf, dtype=np.int64)
     for i in range(m):
         stamp = i + 1
-        for a in range(nf - 1, -1, -1):
-            if J[i, fi[a]] != 0.0:
-                c = a
+        cnt = 0
+        for k in range(nv):
+            if J[i, k] != 0.0 and pos[k] >= 0:
+                c = pos[k]
                 while c >= 0 and mark[c] != stamp:
                     mark[c] = stamp
+                    # insert c into sup[i, :cnt], kept descending
+                    t = cnt
+                    while t > 0 and sup[i, t - 1] < c:
+                        sup[i, t] = sup[i, t - 1]
+                        t -= 1
+                    sup[i, t] = c
+                    cnt += 1
                     c = fpar[c]
-        cnt = 0
-        for a in range(nf - 1, -1, -1):
-            if mark[a] == stamp:
-                sup[i, cnt] = a
-                cnt += 1
-                Yt[i, a] = J[i, fi[a]]
         ns[i] = cnt
         for t in range(cnt):
             a = sup[i, t]
-            y = Yt[i, a] / L[a, a]
-            Yt[i, a] = y
+            Y[a, i] = J[i, fi[a]]
+        for t in range(cnt):
+            a = sup[i, t]
+            y = Y[a, i] / L[a, a]
+            Y[a, i] = y
             c = fpar[a]
             while c >= 0:
-                Yt[i, c] -= L[a, c] * y
+                Y[c, i] -= L[a, c] * y
                 c = fpar[c]
     # W = Y^T Y over the pairs of rows whose supports meet: each coordinate's rows (CSR, ascending),
     # and W[i, j] summed over row i's support in its order (the terms off j's support are exact
-    # zeros: the same sums as over every pair; bodies on separate branches skip each other)
+    # zeros: the same sums as over every pair; bodies on separate branches skip each other); the
+    # upper triangle, then mirrored
     cnt_a = np.zeros(nf + 1, dtype=np.int64)
     for i in range(m):
         for t in range(ns[i]):
@@ -291,38 +298,40 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
             rows_a[fill[a]] = i
             fill[a] += 1
     for i in range(m):
-        for j in range(m):
+        for j in range(i, m):
             W[i, j] = 0.0
     for i in range(m):
         for t in range(ns[i]):
             a = sup[i, t]
-            y = Yt[i, a]
+            y = Y[a, i]
             for u in range(cnt_a[a], cnt_a[a + 1]):
                 j = rows_a[u]
                 if j >= i:
-                    W[i, j] += y * Yt[j, a]
+                    W[i, j] += y * Y[a, j]
     for i in range(m):
         for j in range(i + 1, m):
             W[j, i] = W[i, j]
-    # G = L^-1 Y, root first
+    # G = L^-1 Y, root first, a row of G at a time (each entry as the column-wise recurrence
+    # would sum it: the coordinate's own Y, less its ancestors' terms nearest first)
     for k in range(nv):
+        if pos[k] < 0:
+            for j in range(m):
+                G[k, j] = 0.0
+    for a in range(nf):
+        ga = fi[a]
         for j in range(m):
-            G[k, j] = 0.0
-    g = np.empty(nf)
-    hit = np.empty(nf, dtype=np.bool_)     # a coordinate of the row's support or below one: else g = 0
-    for j in range(m):
-        for a in range(nf):
-            c = fpar[a]
-            hit[a] = Yt[j, a] != 0.0 or (c >= 0 and hit[c])
-            if not hit[a]:
-                g[a] = 0.0
-                continue
-            s = Yt[j, a]
-            while c >= 0:
-                s -= L[a, c] * g[c]
-                c = fpar[c]
-            g[a] = s / L[a, a]
-            G[fi[a], j] = g[a]
+            G[ga, j] = Y[a, j]
+        c = fpar[a]
+        while c >= 0:
+            l = L[a, c]
+            if l != 0.0:
+                gc = fi[c]
+                for j in range(m):
+                    G[ga, j] -= l * G[gc, j]
+            c = fpar[c]
+        d = L[a, a]
+        for j in range(m):
+            G[ga, j] /= d
     return OK
 
 
