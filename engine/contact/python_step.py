@@ -266,6 +266,12 @@ def _polish_factors(model, q, J, dead, pres, m):
     return np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
 
 
+def _ground_keys(warm):
+    """The keys of the ground points the last step kept (warm start's ("g", key) entries): ground
+    detection breaks its ties towards them (engine.contact.geometry.ContactGeometry.detect)."""
+    return [k[1] for k in warm if isinstance(k, tuple) and k[0] == "g"]
+
+
 class ContactStepper:
     """The velocity-level step of a Simulator with a ground and/or joint limits (see the module
     text): ``candidates`` (what is near, and its rows), ``driver`` (the compiled step), and here the
@@ -314,8 +320,7 @@ class ContactStepper:
         model, h = self.model, self.settings.dt
         q, v = self.state.q, self.state.v
         T = _world_poses(model, q)
-        prev = [k[1] for k in self.warm if isinstance(k, tuple) and k[0] == "g"]   # the ground points kept
-        contacts, limits = self.candidates.find(q, v, T, prev=prev)
+        contacts, limits = self.candidates.find(q, v, T, prev=_ground_keys(self.warm))
         if not contacts and not limits:
             # joint friction acts at every step: the unilateral step with its rows alone
             friction = self.settings.joint_friction and self.candidates.has_friction
@@ -327,9 +332,9 @@ class ContactStepper:
                 if not friction:
                     self._clear()
                 return out
-            contacts, limits = self.candidates.find(q, v, T, prev=prev)
+            contacts, limits = self.candidates.find(q, v, T, prev=_ground_keys(self.warm))
             if not contacts and not limits:      # reached from farther than the margins: widen them
-                contacts, limits = self.candidates.wide(q, v, T, out[0], prev)
+                contacts, limits = self.candidates.wide(q, v, T, out[0], _ground_keys(self.warm))
         return self._contact_step(a_cmd, tau_cmd, q, v, T, contacts, limits)
 
     def _clear(self):
