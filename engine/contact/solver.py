@@ -184,27 +184,52 @@ FACTOR_RANK_TOL = 1e-10         # a column of B (or C) whose part off the span o
                                 # this fraction (squared) of its norm: rank deficient, the factored path declines
 
 
-@njit(cache=True, _nrt=True)
-def _gram_factor(X, L):
-    """L = the Cholesky factor of X^T X (n x n) for the rows of X (k x n), within its envelope (row i
-    of L from the first column that couples i with anything before it: a pile of bodies ordered as
-    they are stacked couples each only with its neighbours). Each row of X is summed over its
-    nonzero entries. False when X has not full column rank (FACTOR_RANK_TOL)."""
+GRAM_DENSE_UPTO = 8             # columns: up to this many _gram_factor sums X^T X densely (a box's 6 coordinates)
+
+
+@njit(cache=True)
+def _gram_sum(X, N, idx, val):
+    """N's lower triangle = X^T X (X: k x n). Up to GRAM_DENSE_UPTO columns as dense dot products;
+    above, each row of X summed over its nonzero entries, gathered first (a pile of bodies: a row
+    touches one or two bodies' coordinates)."""
     k, n = X.shape
-    N = np.zeros((n, n))
-    idx = np.empty(n, dtype=np.int64)
+    if n <= GRAM_DENSE_UPTO:
+        for i in range(n):
+            for j in range(i + 1):
+                s = 0.0
+                for a in range(k):
+                    s += X[a, i] * X[a, j]
+                N[i, j] = s
+        return
+    for i in range(n):
+        for j in range(i + 1):
+            N[i, j] = 0.0
     for a in range(k):
         cnt = 0
         for j in range(n):
-            if X[a, j] != 0.0:
+            v = X[a, j]
+            if v != 0.0:
                 idx[cnt] = j
+                val[cnt] = v
                 cnt += 1
         for s in range(cnt):
             i = idx[s]
-            xi = X[a, i]
+            xi = val[s]
             for t in range(s + 1):
-                N[i, idx[t]] += xi * X[a, idx[t]]
-    first = np.empty(n, dtype=np.int64)
+                N[i, idx[t]] += xi * val[t]
+
+
+@njit(cache=True, _nrt=True)
+def _gram_factor(X, L, first):
+    """L = the Cholesky factor of X^T X (n x n) for the rows of X (k x n), within its envelope (row i
+    of L from first[i], the first column that couples i with anything before it: a pile of bodies
+    ordered as they are stacked couples each only with its neighbours). False when X has not full
+    column rank (FACTOR_RANK_TOL)."""
+    k, n = X.shape
+    N = np.empty((n, n))
+    idx = np.empty(n, dtype=np.int64)
+    val = np.empty(n)
+    _gram_sum(X, N, idx, val)
     for i in range(n):
         f = i
         for j in range(i):
@@ -222,11 +247,11 @@ def _gram_factor(X, L):
                 s -= L[i, c] * L[j, c]
             if i == j:
                 if not s > FACTOR_RANK_TOL * N[i, i]:
-                    return False, first
+                    return False
                 L[i, i] = math.sqrt(s)
             else:
                 L[i, j] = s / L[j, j]
-    return True, first
+    return True
 
 
 @njit(cache=True)
@@ -243,6 +268,23 @@ def _gram_solve(L, first, y):
         yi = y[i]
         for c in range(first[i], i):
             y[c] -= L[i, c] * yi
+
+
+@njit(cache=True)
+def _expand(prow, pwt, pn, ncol, x, out):
+    """out += P x: column c of the polish's map P (``polish``) adds x[c] times its weights to its rows."""
+    for c in range(ncol):
+        for q in range(pn[c]):
+            out[prow[c, q]] += pwt[c, q] * x[c]
+
+
+@njit(cache=True)
+def _mapped(X, e, prow, pwt, pn, c):
+    """X[e, :] P[:, c]: row e of X summed over column c of the polish's map P."""
+    s = 0.0
+    for q in range(pn[c]):
+        s += X[e, prow[c, q]] * pwt[c, q]
+    return s
 
 
 @njit(cache=True, _nrt=True)
@@ -282,13 +324,23 @@ def _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
         if not nz:
             return False
     L1 = np.empty((nf, nf))
-    L2 = np.empty((nf, nf))
-    ok, f1 = _gram_factor(B, L1)
-    if not ok:
+    f1 = np.empty(nf, dtype=np.int64)
+    if not _gram_factor(B, L1, f1):
         return False
-    ok, f2 = _gram_factor(C, L2)
-    if not ok:
-        return False
+    # every column a row of its own, in E's order (all sticking: no sliding, no edge): C = B exactly
+    same = neq == ncol
+    for c in range(ncol):
+        if not same:
+            break
+        same = pn[c] == 1 and prow[c, 0] == E[c] and pwt[c, 0] == 1.0
+    if same:
+        L2 = L1
+        f2 = f1
+    else:
+        L2 = np.empty((nf, nf))
+        f2 = np.empty(nf, dtype=np.int64)
+        if not _gram_factor(C, L2, f2):
+            return False
     m = W.shape[0]
     res = np.empty(neq)
     for a in range(neq):
@@ -324,9 +376,7 @@ def _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
         # b - A x, A x = W[E, :] (P x)
         for i in range(m):
             u[i] = 0.0
-        for c in range(ncol):
-            for q in range(pn[c]):
-                u[prow[c, q]] += pwt[c, q] * x[c]
+        _expand(prow, pwt, pn, ncol, x, u)
         for a in range(neq):
             s = b[a]
             e = E[a]
@@ -460,9 +510,15 @@ def residual(W, r, kind, mu, lam):
     """Worst complementarity residual (m/s): |min(c, W_ii lam)| on unilateral rows, |c| on
     bilateral ones, and for friction the distance of lam_t from the disk projection of
     lam_t - c_t / W_tt (scaled by W_tt): zero exactly at a solution."""
-    m = r.shape[0]
-    c = np.empty(m)
+    c = np.empty(r.shape[0])
     _velocities(W, lam, r, c)
+    return _residual_of(W, kind, mu, lam, c)
+
+
+@njit(cache=True)
+def _residual_of(W, kind, mu, lam, c):
+    """``residual`` of lam whose velocities c = W lam + r are known."""
+    m = c.shape[0]
     worst = 0.0
     i = 0
     while i < m:
@@ -496,11 +552,18 @@ def residual(W, r, kind, mu, lam):
 
 @njit(cache=True, _nrt=True)
 def polish(W, r, kind, mu, lam, new, J, M, fcols):
+    """``polish_into`` without the answer's velocities."""
+    return polish_into(W, r, kind, mu, lam, new, np.empty(r.shape[0]), J, M, fcols)
+
+
+@njit(cache=True, _nrt=True)
+def polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
     """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
     (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
     -mu lam_n s along PGS's slip s: the n row met), active limits, bilateral rows and BOX rows (a
     joint's friction: sticking inside its box, c = 0 met; or held on its edge, a constant). new
-    receives the answer; False when it is not admissible (then PGS's answer stands). Above
+    receives the answer (0 for an empty set) and cv its velocities W new + r; False when it is not
+    admissible (then PGS's answer stands). Above
     FACTORED_ABOVE columns through W's factors when J (rows x nv), M (the mass matrix) and fcols (the
     torque-given coordinates) are given and the active rows hold every coordinate
     (_factored_lstsq); else up to SMALL_LSTSQ columns in plain loops (_min_norm_lstsq), above
@@ -577,6 +640,9 @@ def polish(W, r, kind, mu, lam, new, J, M, fcols):
                     neq += 1
             i += 3
     if ncol == 0 and nfixed == 0:
+        for j in range(m):
+            new[j] = 0.0
+        _velocities(W, new, r, cv)
         return False
     for j in range(m):
         new[j] = fixed[j]
@@ -598,39 +664,29 @@ def polish(W, r, kind, mu, lam, new, J, M, fcols):
             factored = _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x)
             if factored:
                 # taken when it meets its rows as the checks below ask (else A's own least squares)
-                for j in range(m):
-                    new[j] = fixed[j]
-                for c in range(ncol):
-                    for q in range(pn[c]):
-                        new[prow[c, q]] += pwt[c, q] * x[c]
+                _expand(prow, pwt, pn, ncol, x, new)
+                _velocities(W, new, r, cv)
                 for a in range(neq):
-                    e = E[a]
-                    s = r[e]
-                    for j in range(m):
-                        s += W[e, j] * new[j]
-                    if abs(s) > 1e-9 * scale:
+                    if abs(cv[E[a]]) > 1e-9 * scale:
                         factored = False
                         break
-                for j in range(m):
-                    new[j] = fixed[j]
+                if not factored:
+                    for j in range(m):
+                        new[j] = fixed[j]
         if not factored:
             A = np.zeros((neq, ncol))
             for a in range(neq):
                 e = E[a]
                 for c in range(ncol):
-                    s = 0.0
-                    for q in range(pn[c]):
-                        s += W[e, prow[c, q]] * pwt[c, q]
-                    A[a, c] = s
+                    A[a, c] = _mapped(W, e, prow, pwt, pn, c)
             if 2 <= ncol <= SMALL_LSTSQ:
                 x = _min_norm_lstsq(A, b, 1e-12)
             else:          # one column keeps LAPACK's arithmetic: a joint held by its friction stays exactly still
                 x = np.linalg.lstsq(A, b, 1e-12)[0]
-        for c in range(ncol):
-            for q in range(pn[c]):
-                new[prow[c, q]] += pwt[c, q] * x[c]
-    cv = np.empty(m)
-    _velocities(W, new, r, cv)
+            _expand(prow, pwt, pn, ncol, x, new)
+            _velocities(W, new, r, cv)
+    else:
+        _velocities(W, new, r, cv)
     for a in range(neq):
         if abs(cv[E[a]]) > 1e-9 * scale:
             return False                                 # inconsistent rows: keep PGS's answer
@@ -659,20 +715,24 @@ def polish(W, r, kind, mu, lam, new, J, M, fcols):
             i += 3
         else:
             i += 1
+    clipped = False
     for j in range(m):
         if kind[j] == UNILATERAL or kind[j] == NORMAL:
             if new[j] < 0.0:
                 new[j] = 0.0
+                clipped = True
+    if clipped:
+        _velocities(W, new, r, cv)
     return True
 
 
 @njit(cache=True)
-def _take_polished(W, r, kind, mu, lam, new, bound, J, M, fcols):
-    """Polish lam's active set into new; when admissible with residual <= bound, copy it into lam.
-    Returns (taken, its residual)."""
-    if not polish(W, r, kind, mu, lam, new, J, M, fcols):
+def _take_polished(W, r, kind, mu, lam, new, cv, bound, J, M, fcols):
+    """Polish lam's active set into new (its velocities into cv); when admissible with residual <=
+    bound, copy it into lam. Returns (taken, its residual)."""
+    if not polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
         return False, 0.0
-    res = residual(W, r, kind, mu, new)
+    res = _residual_of(W, kind, mu, new, cv)
     if res > bound:
         return False, res
     for i in range(r.shape[0]):
@@ -685,17 +745,11 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
     """Active-set rounds for when PGS stops short (a heavy body on a light one: at a mass ratio of
     1:10000 PGS needs ~1e5 sweeps, and 200 leave light contacts with |lam_t| on the rim of their
     small cones, so its active set says "sliding" where everything sticks). Starts from PGS's
-    active set with every contact in it sticking, polishes it, and from each polished answer that
-    is not admissible takes the next set (a direct active-set method, as Kostreva's and Judice's
-    for LCPs): a normal row with a negative impulse leaves the set, an inactive one that the answer
-    drives into the ground (c < 0) enters it, a contact whose friction leaves its cone slides
-    against its slip, the others stick. When a set's answer is admissible with residual <= bound it
-    is copied into lam. Returns (taken, its residual)."""
+    active set with every contact in it sticking (``pivot_from`` the rest). Returns (taken, its
+    residual)."""
     m = r.shape[0]
-    rmax = 0.0
     for i in range(m):
         trial[i] = lam[i]
-        rmax = max(rmax, abs(r[i]))
     i = 0
     while i < m:
         if kind[i] == NORMAL:
@@ -704,15 +758,29 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
             i += 3
         else:
             i += 1
-    for _ in range(rounds):
-        if polish(W, r, kind, mu, trial, new, J, M, fcols):
-            res = residual(W, r, kind, mu, new)
-            if res <= bound:
-                for i in range(m):
-                    lam[i] = new[i]
-                return True, res
-        cv = np.empty(m)
-        _velocities(W, new, r, cv)
+    return pivot_from(W, r, kind, mu, lam, new, trial, np.empty(m), bound, rounds, J, M, fcols)
+
+
+@njit(cache=True, _nrt=True)
+def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound, rounds, J, M, fcols):
+    """Active-set rounds from the set of trial (overwritten): polishes it, and from each polished
+    answer that is not admissible takes the next set (a direct active-set method, as Kostreva's and
+    Judice's for LCPs): a normal row with a negative impulse leaves the set, an inactive one that
+    the answer drives into the ground (c < 0) enters it, a contact whose friction leaves its cone
+    slides against its slip, the others stick. When a set's answer is admissible with residual <=
+    bound it is copied into lam. new and cv: scratch (m). Returns (taken, its residual)."""
+    m = r.shape[0]
+    rmax = 0.0
+    for i in range(m):
+        rmax = max(rmax, abs(r[i]))
+    for rnd in range(rounds):
+        taken, res = _take_polished(W, r, kind, mu, trial, new, cv, bound, J, M, fcols)
+        if taken:
+            for i in range(m):
+                lam[i] = new[i]
+            return True, res
+        if rnd + 1 == rounds:
+            break
         scale = 0.0
         for i in range(m):
             scale = max(scale, abs(new[i]))
@@ -766,6 +834,17 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
 
 
 PIVOT_ROUNDS = 12
+WARM_ROUNDS = 2                 # active-set rounds from the warm start before PGS (pivot_from): the warm
+                                # set itself, then the sets its answers point to (a foot's new corner)
+WARM_BELOW = PGS_TOL            # m/s: an admissible answer of those rounds this exact is taken (as exact as
+                                # PGS's answer can be: its set, polished after PGS, would be taken over it)
+WARM_EXACT = 0.0                # a warm start whose residual is below this fraction of the largest |r| (and
+                                # below POLISH_BELOW) is the answer as it stands (MuJoCo's skip). Off: at
+                                # 1e-13 a box's solve took 0.3 us instead of 4, but which steps keep their
+                                # warm start then follows the last bits of W, and the Python step's answer
+                                # on redundant contacts parted from the compiled one's (a convex hull flat
+                                # on a cylinder: test_body_contact's twin test); the polish's answer, the
+                                # minimum-norm one, does not depend on them
 
 
 @njit(cache=True, _nrt=True)
@@ -778,30 +857,43 @@ def solve(W, r, kind, mu, lam):
 def solve_factored(W, r, kind, mu, lam, J, M, fcols):
     """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
     No impulse at all solving it exactly (candidates that separate) is the answer as it stands (PGS
-    would return it after one sweep). Then the warm start's active set: resting contact keeps the
-    last step's, and its exact (polished) answer needs no sweep; otherwise PGS, then its own active set polished, taken when it
-    is at least as exact as PGS's answer; when PGS stopped short and that set is not admissible,
-    ``pivot`` rounds from it. J, M, fcols: W's factors (W = J_f M_ff^-1 J_f^T over the torque-given
-    coordinates fcols; empty: none), which a large polish solves through (``polish``). Returns
-    (sweeps, polished, worst residual)."""
+    would return it after one sweep), as is a warm start within WARM_EXACT (off). Then active-set rounds from the warm start (``pivot_from``, WARM_ROUNDS): resting
+    contact keeps the last step's set, and its exact (polished) answer needs no sweep; a set that
+    gains a contact (a foot's corner that had no warm start) is found in the next round; taken when
+    admissible within WARM_BELOW (the set PGS would find after its sweeps). Otherwise
+    PGS, then its own active set polished, taken when it is at least as exact as PGS's answer; when
+    PGS stopped short and that set is not admissible, ``pivot`` rounds from it. J, M, fcols: W's
+    factors (W = J_f M_ff^-1 J_f^T over the torque-given coordinates fcols; empty: none), which a
+    large polish solves through (``polish``). Returns (sweeps, polished, worst residual)."""
     m = r.shape[0]
     if m == 0:
         return 0, False, 0.0
-    idle = True
+    work = np.empty((3, m))             # the polish's answer, its velocities, the active-set trial
+    new = work[0]
+    cv = work[1]
+    trial = work[2]
+    idle = True                         # no impulse: solving it exactly, candidates that separate
     for i in range(m):
         if lam[i] != 0.0:
             idle = False
             break
-    if idle and residual(W, r, kind, mu, lam) == 0.0:
-        return 0, False, 0.0
-    new = np.empty(m)
-    taken, res = _take_polished(W, r, kind, mu, lam, new, POLISH_BELOW, J, M, fcols)
+    _velocities(W, lam, r, cv)
+    res = _residual_of(W, kind, mu, lam, cv)
+    rmax = 0.0
+    for i in range(m):
+        rmax = max(rmax, abs(r[i]))
+    if (res == 0.0 and idle) or res <= min(POLISH_BELOW, WARM_EXACT * rmax):
+        return 0, False, res
+    for i in range(m):
+        trial[i] = lam[i]
+    taken, res = pivot_from(W, r, kind, mu, lam, new, trial, cv, WARM_BELOW, int(WARM_ROUNDS), J, M, fcols)
     if taken:
         return 0, True, res
     iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
-    res = residual(W, r, kind, mu, lam)
-    taken, res_p = _take_polished(W, r, kind, mu, lam, new, max(res, POLISH_BELOW), J, M, fcols)
+    _velocities(W, lam, r, cv)
+    res = _residual_of(W, kind, mu, lam, cv)
+    taken, res_p = _take_polished(W, r, kind, mu, lam, new, cv, max(res, POLISH_BELOW), J, M, fcols)
     if not taken and iters >= PGS_MAX_ITER:          # PGS stopped short: pivot on its active set
-        taken, res_p = pivot(W, r, kind, mu, lam, new, np.empty(m), max(res, POLISH_BELOW), int(PIVOT_ROUNDS), J, M,
+        taken, res_p = pivot(W, r, kind, mu, lam, new, trial, max(res, POLISH_BELOW), int(PIVOT_ROUNDS), J, M,
                              fcols)
     return iters, taken, res_p if taken else res

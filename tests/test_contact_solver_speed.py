@@ -1,0 +1,125 @@
+"""The contact solver's fast paths (engine.contact.solver, issue 31 item 9): a warm start that already
+solves the problem needs no sweep (its set polished); no impulse for separating candidates is the
+answer as it stands; a warm set that lacks a contact entering it is completed by active-set rounds before PGS (a foot's corner
+that had no warm start); the polish's answer and its velocities agree with the plain calls.
+
+The problem: a 1 kg box (0.4 x 0.3 x 0.2 m) resting on its four bottom corners, a free body's six
+coordinates (linear and angular velocity), W = J M^-1 J^T and r = J v_free for one step of gravity.
+"""
+import numpy as np
+
+from engine.contact import solver
+
+H = 1e-3
+G = 9.81
+MU = 0.8
+
+
+def _box_problem():
+    a, b, c = 0.2, 0.15, 0.1
+    mass = 1.0
+    inertia = mass / 12.0 * np.array([(2 * b) ** 2 + (2 * c) ** 2, (2 * a) ** 2 + (2 * c) ** 2,
+                                      (2 * a) ** 2 + (2 * b) ** 2])
+    M = np.diag(np.concatenate([np.full(3, mass), inertia]))
+    corners = [(sx * a, sy * b, -c) for sx in (-1, 1) for sy in (-1, 1)]
+    J = np.zeros((12, 6))
+    for k, p in enumerate(corners):
+        p = np.array(p)
+        for row, d in enumerate((np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))):
+            J[3 * k + row, :3] = d                      # d . (v + w x p) = d . v + (p x d) . w
+            J[3 * k + row, 3:] = np.cross(p, d)
+    W = J @ np.linalg.solve(M, J.T)
+    v_free = np.array([0.0, 0.0, -G * H, 0.0, 0.0, 0.0])
+    r = J @ v_free
+    kind = np.array([solver.NORMAL, solver.TANGENT, solver.TANGENT] * 4, dtype=np.int64)
+    mu = np.zeros(12)
+    mu[0::3] = MU
+    return W, r, kind, mu, J, M, np.arange(6, dtype=np.int64)
+
+
+def _velocities(W, r, lam):
+    return W @ lam + r
+
+
+def test_cold_solve_holds_the_box():
+    W, r, kind, mu, J, M, fcols = _box_problem()
+    lam = np.zeros(12)
+    sweeps, polished, res = solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    assert res <= solver.POLISH_BELOW
+    assert abs(lam[0::3].sum() - G * H) < 1e-15         # the normal impulses carry the weight
+    assert np.abs(_velocities(W, r, lam)).max() < 1e-15  # every corner still
+
+
+def test_exact_warm_start_needs_no_sweep():
+    W, r, kind, mu, J, M, fcols = _box_problem()
+    lam = np.zeros(12)
+    solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    warm = lam.copy()
+    sweeps, polished, res = solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    assert sweeps == 0
+    assert np.abs(lam - warm).max() < 1e-15 * np.abs(warm).max()
+    assert res <= solver.POLISH_BELOW
+    lam2 = warm.copy()                                   # the same through solve (no factors)
+    assert solver.solve(W, r, kind, mu, lam2)[0] == 0
+    assert np.abs(lam2 - warm).max() < 1e-15 * np.abs(warm).max()
+
+
+def test_idle_start_of_separating_candidates_is_the_answer():
+    W, r, kind, mu, J, M, fcols = _box_problem()
+    lam = np.zeros(12)
+    assert solver.solve_factored(W, -r, kind, mu, lam, J, M, fcols) == (0, False, 0.0)   # moving away
+    assert not lam.any()
+
+
+def test_inexact_warm_start_is_polished():
+    W, r, kind, mu, J, M, fcols = _box_problem()
+    lam = np.zeros(12)
+    solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    lam *= 1.0 + 1e-9                                   # off by more than round-off: polished again
+    sweeps, polished, res = solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    assert (sweeps, polished) == (0, True)
+    assert res <= solver.POLISH_BELOW
+    assert np.abs(_velocities(W, r, lam)).max() < 1e-15
+
+
+def test_contact_entering_the_warm_set_needs_no_sweep():
+    """Warm start on two adjacent corners only (as a foot whose new corner has no warm start): their
+    polished answer tips the box about that edge, driving the other two corners into the ground;
+    the next active-set round takes them in, without PGS."""
+    W, r, kind, mu, J, M, fcols = _box_problem()
+    lam = np.zeros(12)
+    lam[0] = lam[3] = 0.5 * G * H                     # corners 0 and 1 share the edge x = -a
+    sweeps, polished, res = solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    assert (sweeps, polished) == (0, True)
+    assert res <= solver.POLISH_BELOW
+    assert np.all(lam[0::3] > 0.0)
+    assert abs(lam[0::3].sum() - G * H) < 1e-15
+    assert np.abs(_velocities(W, r, lam)).max() < 1e-15
+
+
+def test_polish_into_gives_the_answers_velocities():
+    W, r, kind, mu, J, M, fcols = _box_problem()
+    lam = np.zeros(12)
+    solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    for factors in ((J, M, fcols), (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, dtype=np.int64))):
+        new = np.empty(12)
+        cv = np.empty(12)
+        assert solver.polish_into(W, r, kind, mu, lam, new, cv, *factors)
+        new2 = np.empty(12)
+        assert solver.polish(W, r, kind, mu, lam, new2, *factors)
+        assert np.array_equal(new, new2)
+        c = np.empty(12)
+        solver._velocities(W, new, r, c)
+        assert np.array_equal(cv, c)
+        assert solver._residual_of(W, kind, mu, new, cv) == solver.residual(W, r, kind, mu, new)
+
+
+def test_empty_set_polish_answers_zero():
+    """No contact in the set: the polish declines but leaves a defined answer (no impulse) and its
+    velocities (r), from which the active-set rounds take their next set."""
+    W, r, kind, mu, J, M, fcols = _box_problem()
+    new = np.full(12, np.nan)
+    cv = np.full(12, np.nan)
+    assert not solver.polish_into(W, r, kind, mu, np.zeros(12), new, cv, J, M, fcols)
+    assert np.array_equal(new, np.zeros(12))
+    assert np.array_equal(cv, r)
