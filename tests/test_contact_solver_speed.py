@@ -1,7 +1,8 @@
 """The contact solver's fast paths (engine.contact.solver, issue 31 item 9): a warm start that already
 solves the problem needs no sweep (its set polished); no impulse for separating candidates is the
-answer as it stands; a warm set that lacks a contact entering it is completed by active-set rounds before PGS (a foot's corner
-that had no warm start); the polish's answer and its velocities agree with the plain calls.
+answer as it stands; a warm set that lacks a contact entering it is completed by active-set rounds
+before PGS (a foot's corner that had no warm start); the polish's answer and its velocities agree
+with the plain calls.
 
 The problem: a 1 kg box (0.4 x 0.3 x 0.2 m) resting on its four bottom corners, a free body's six
 coordinates (linear and angular velocity), W = J M^-1 J^T and r = J v_free for one step of gravity.

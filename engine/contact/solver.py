@@ -758,23 +758,26 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
             i += 3
         else:
             i += 1
-    return pivot_from(W, r, kind, mu, lam, new, trial, np.empty(m), bound, rounds, J, M, fcols)
+    return pivot_from(W, r, kind, mu, lam, new, trial, np.empty(m), bound, bound, rounds, J, M, fcols, False)
 
 
 @njit(cache=True, _nrt=True)
-def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound, rounds, J, M, fcols):
+def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M, fcols, need_entry):
     """Active-set rounds from the set of trial (overwritten): polishes it, and from each polished
     answer that is not admissible takes the next set (a direct active-set method, as Kostreva's and
     Judice's for LCPs): a normal row with a negative impulse leaves the set, an inactive one that
     the answer drives into the ground (c < 0) enters it, a contact whose friction leaves its cone
     slides against its slip, the others stick. When a set's answer is admissible with residual <=
-    bound it is copied into lam. new and cv: scratch (m). Returns (taken, its residual)."""
+    bound (bound1 for trial's own set) it is copied into lam. new and cv: scratch (m). need_entry:
+    stop when no row enters the next set (the rounds before PGS: a set that only changes its own rows is PGS's to find). Returns
+    (taken, its residual)."""
     m = r.shape[0]
     rmax = 0.0
     for i in range(m):
         rmax = max(rmax, abs(r[i]))
     for rnd in range(rounds):
-        taken, res = _take_polished(W, r, kind, mu, trial, new, cv, bound, J, M, fcols)
+        bnd = bound1 if rnd == 0 else bound
+        taken, res = _take_polished(W, r, kind, mu, trial, new, cv, bnd, J, M, fcols)
         if taken:
             for i in range(m):
                 lam[i] = new[i]
@@ -785,6 +788,7 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound, rounds, J, M, fcols):
         for i in range(m):
             scale = max(scale, abs(new[i]))
         scale = max(scale, 1e-300)
+        entered = False
         i = 0
         while i < m:
             k = kind[i]
@@ -807,6 +811,7 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound, rounds, J, M, fcols):
                 trial[i] = new[i]
             elif cv[i] < 0.0:
                 trial[i] = scale                    # driven into the ground while out of the set
+                entered = True
             else:
                 trial[i] = 0.0
             if k == NORMAL:
@@ -830,14 +835,19 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound, rounds, J, M, fcols):
                 i += 3
             else:
                 i += 1
+        if need_entry and not entered:
+            break
     return False, 0.0
 
 
 PIVOT_ROUNDS = 12
 WARM_ROUNDS = 2                 # active-set rounds from the warm start before PGS (pivot_from): the warm
-                                # set itself, then the sets its answers point to (a foot's new corner)
-WARM_BELOW = PGS_TOL            # m/s: an admissible answer of those rounds this exact is taken (as exact as
-                                # PGS's answer can be: its set, polished after PGS, would be taken over it)
+                                # set itself, then the set its answer points to when a contact enters it
+                                # (a foot's new corner; a round costs a humanoid's step 28 us)
+WARM_BELOW = PGS_TOL            # m/s: an admissible answer of the second round this exact is taken (as exact
+                                # as PGS's answer can be: its set, polished after PGS, would be taken over
+                                # it); the warm set's own answer within POLISH_BELOW, as before (a sliding
+                                # box's warm set within 1e-9 left a 3e-11 residual that PGS's set avoids)
 WARM_EXACT = 0.0                # a warm start whose residual is below this fraction of the largest |r| (and
                                 # below POLISH_BELOW) is the answer as it stands (MuJoCo's skip). Off: at
                                 # 1e-13 a box's solve took 0.3 us instead of 4, but which steps keep their
@@ -857,14 +867,16 @@ def solve(W, r, kind, mu, lam):
 def solve_factored(W, r, kind, mu, lam, J, M, fcols):
     """The contact problem c = W lam + r (rows as ``pgs``), lam warm-started and overwritten.
     No impulse at all solving it exactly (candidates that separate) is the answer as it stands (PGS
-    would return it after one sweep), as is a warm start within WARM_EXACT (off). Then active-set rounds from the warm start (``pivot_from``, WARM_ROUNDS): resting
-    contact keeps the last step's set, and its exact (polished) answer needs no sweep; a set that
-    gains a contact (a foot's corner that had no warm start) is found in the next round; taken when
-    admissible within WARM_BELOW (the set PGS would find after its sweeps). Otherwise
-    PGS, then its own active set polished, taken when it is at least as exact as PGS's answer; when
-    PGS stopped short and that set is not admissible, ``pivot`` rounds from it. J, M, fcols: W's
-    factors (W = J_f M_ff^-1 J_f^T over the torque-given coordinates fcols; empty: none), which a
-    large polish solves through (``polish``). Returns (sweeps, polished, worst residual)."""
+    would return it after one sweep), as is a warm start within WARM_EXACT (off). Then active-set
+    rounds from the warm start (``pivot_from``, WARM_ROUNDS): resting contact keeps the last step's
+    set, and its exact (polished) answer needs no sweep; a set that gains a contact (a foot's corner
+    that had no warm start) is found in the next round (run only then): the warm set's answer taken
+    when admissible within POLISH_BELOW, the next one's within WARM_BELOW (the set PGS would find
+    after its sweeps). Otherwise PGS, then its own active set polished, taken when it is at least as
+    exact as PGS's answer; when PGS stopped short and that set is not admissible, ``pivot`` rounds
+    from it. J, M, fcols: W's factors (W = J_f M_ff^-1 J_f^T over the torque-given coordinates
+    fcols; empty: none), which a large polish solves through (``polish``). Returns (sweeps,
+    polished, worst residual)."""
     m = r.shape[0]
     if m == 0:
         return 0, False, 0.0
@@ -886,7 +898,8 @@ def solve_factored(W, r, kind, mu, lam, J, M, fcols):
         return 0, False, res
     for i in range(m):
         trial[i] = lam[i]
-    taken, res = pivot_from(W, r, kind, mu, lam, new, trial, cv, WARM_BELOW, int(WARM_ROUNDS), J, M, fcols)
+    taken, res = pivot_from(W, r, kind, mu, lam, new, trial, cv, POLISH_BELOW, WARM_BELOW, int(WARM_ROUNDS), J, M,
+                            fcols, True)
     if taken:
         return 0, True, res
     iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
