@@ -758,7 +758,8 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
             i += 3
         else:
             i += 1
-    return pivot_from(W, r, kind, mu, lam, new, trial, np.empty(m), bound, bound, rounds, J, M, fcols, False)
+    return pivot_from(W, r, kind, mu, lam, new, trial, np.empty(m), bound, bound, rounds, J, M, fcols,
+                      np.bool_(False))   # np.bool_: a literal False would compile pivot_from once more
 
 
 @njit(cache=True, _nrt=True)
@@ -899,7 +900,7 @@ def solve_factored(W, r, kind, mu, lam, J, M, fcols):
     for i in range(m):
         trial[i] = lam[i]
     taken, res = pivot_from(W, r, kind, mu, lam, new, trial, cv, POLISH_BELOW, WARM_BELOW, int(WARM_ROUNDS), J, M,
-                            fcols, True)
+                            fcols, np.bool_(True))
     if taken:
         return 0, True, res
     iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
