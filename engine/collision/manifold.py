@@ -62,7 +62,7 @@ def _support(kind, size, verts, R, p, u0, u1, u2, F):
         s1 = size[1] if ul1 >= 0.0 else -size[1]
         s2 = size[2] if ul2 >= 0.0 else -size[2]
         if free == 0:
-            _put(R, p, s0, s1, s2, F, 0)
+            _put(R, p, s0, s1, s2, F, np.int64(0))
             return 1
         # walk the free axes' signs in cyclic order (a face: 4 corners, an edge: 2 ends)
         ax0 = 0 if f0 else (1 if f1 else 2)
@@ -116,7 +116,7 @@ def _support(kind, size, verts, R, p, u0, u1, u2, F):
             for e in range(2):
                 _put(R, p, x0, x1, size[1] * (1.0 if e == 0 else -1.0), F, e)
             return 2
-        _put(R, p, x0, x1, zs, F, 0)
+        _put(R, p, x0, x1, zs, F, np.int64(0))
         return 1
     return _hull_feature(verts, R, p, ul0, ul1, ul2, u0, u1, u2, F)
 

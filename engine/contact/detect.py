@@ -153,7 +153,7 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape, 
         if counts[s] <= MAX_POINTS_PER_SHAPE:
             continue
         idx = np.empty(counts[s], dtype=np.int64)
-        c = 0
+        c = np.int64(0)      # not the literal 0: _tie_pick compiles once (tests/test_warmup.py)
         for i in range(k):
             if cshape[i] == s:
                 idx[c] = i
