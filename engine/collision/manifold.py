@@ -132,7 +132,7 @@ def _hull_feature(verts, R, p, ul0, ul1, ul2, u0, u1, u2, F):
         best = max(best, s)
         lo = min(lo, s)
     tol = FEATURE_SIN * (best - lo)
-    m = 0
+    m = np.int64(0)      # not the literal 0: _put compiles once
     for i in range(nv):
         s = verts[i, 0] * ul0 + verts[i, 1] * ul1 + verts[i, 2] * ul2
         if s >= best - tol and m < MAX_FEATURE:
