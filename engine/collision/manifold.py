@@ -144,18 +144,22 @@ def _hull_feature(verts, R, p, ul0, ul1, ul2, u0, u1, u2, F):
 
 
 @njit(cache=True)
-def _order_polygon(F, m, u0, u1, u2):
-    """Sort F[0:m] by angle about their centroid in the plane across u (insertion sort)."""
+def _centroid(F, k):
+    """The mean of the points F[0:k]."""
     c0 = 0.0
     c1 = 0.0
     c2 = 0.0
-    for i in range(m):
+    for i in range(k):
         c0 += F[i, 0]
         c1 += F[i, 1]
         c2 += F[i, 2]
-    c0 /= m
-    c1 /= m
-    c2 /= m
+    return c0 / k, c1 / k, c2 / k
+
+
+@njit(cache=True)
+def _order_polygon(F, m, u0, u1, u2):
+    """Sort F[0:m] by angle about their centroid in the plane across u (insertion sort)."""
+    c0, c1, c2 = _centroid(F, m)
     e0, e1, e2 = F[0, 0] - c0, F[0, 1] - c1, F[0, 2] - c2
     eu = e0 * u0 + e1 * u1 + e2 * u2
     e0 -= eu * u0
@@ -250,16 +254,7 @@ def _clip_to_reference(Ref, kr, Inc, ki, n0, n1, n2, A, B):
                 A[i, c] = B[i, c]
         cnt = _clip(A, cnt, Ref[1, 0], Ref[1, 1], Ref[1, 2], -e0, -e1, -e2, B)
         return cnt, True
-    c0 = 0.0
-    c1 = 0.0
-    c2 = 0.0
-    for i in range(kr):
-        c0 += Ref[i, 0]
-        c1 += Ref[i, 1]
-        c2 += Ref[i, 2]
-    c0 /= kr
-    c1 /= kr
-    c2 /= kr
+    c0, c1, c2 = _centroid(Ref, kr)
     in_b = False
     for i in range(kr):
         j = (i + 1) % kr
