@@ -303,3 +303,54 @@ def test_teaching_views_of_the_humanoid_reachable_beside_the_3d_view(qtbot, wind
     check_equation(qtbot, teach, where)
     check_heat_map(teach, where)
     shot(window, tmp_path, f"teaching-38-{w}x{h}")
+
+
+def check_models_list(win, where):
+    """The Models list: the top entry in view whole (not scrolled part-way into it), and the
+    selected entry, if any, whole in view."""
+    QtWidgets.QApplication.processEvents()
+    lst = win.gallery.list
+    vp = lst.viewport().rect()
+    shown = [lst.item(i) for i in range(lst.count())
+             if not lst.item(i).isHidden() and lst.visualItemRect(lst.item(i)).intersects(vp)]
+    assert shown, f"{where}: no entry in view"
+    top = lst.visualItemRect(shown[0])
+    assert top.top() >= 0 and vp.contains(top) or top.height() > vp.height(), \
+        f"{where}: the top entry '{shown[0].text()}' cut: {top.top()}..{top.bottom()} in a {vp.height()} px list"
+    cur = lst.currentItem()
+    if cur is not None:
+        r = lst.visualItemRect(cur)
+        assert vp.contains(r), f"{where}: the selected '{cur.text()}' at {r.top()}..{r.bottom()}, not whole " \
+                               f"in the {vp.height()} px list"
+
+
+def test_models_list_shows_its_top_entry_and_the_selection_whole(qtbot, window, tmp_path):
+    """At 1280 x 800 the list scrolled by pixels to show the opened model left its top entry cut
+    (only the second line of a lesson's title showed); a new size kept that offset."""
+    set_size(qtbot, window, 1280, 800)
+    lst = window.gallery.list
+    first = lst.visualItemRect(lst.item(0))
+    assert first.top() >= 0 and lst.viewport().rect().contains(first)       # nothing selected yet: the first
+    window.open_model("double_pendulum")              # as the app starts: the default model, selected
+    qtbot.waitUntil(lambda: window.model is not None and window.model.name == "double_pendulum"
+                    and window.worker is not None, timeout=60000)
+    spin(qtbot, 0.5)
+    assert lst.currentItem() is not None and lst.currentItem().data(QtCore.Qt.ItemDataRole.UserRole) == "double_pendulum"
+    check_models_list(window, "double_pendulum at 1280x800")
+    shot(window, tmp_path, "models-1280x800")
+    set_size(qtbot, window, 1920, 1080)              # a new width: the titles re-wrap
+    check_models_list(window, "double_pendulum at 1920x1080")
+    shot(window, tmp_path, "models-1920x1080")
+    # an entry at the bottom of the taller list selected, then the window smaller again
+    vp = lst.viewport().rect()
+    low = [lst.item(i) for i in range(lst.count()) if lst.item(i).data(QtCore.Qt.ItemDataRole.UserRole)
+           and vp.contains(lst.visualItemRect(lst.item(i)))][-1]
+    window.gallery.select(low.data(QtCore.Qt.ItemDataRole.UserRole))
+    check_models_list(window, f"{low.text()} selected at 1920x1080")
+    set_size(qtbot, window, 1280, 800)
+    check_models_list(window, f"{low.text()} selected, back at 1280x800")
+    # and the window resized without resetting the panels
+    window.resize(1440, 920)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == (1440, 920), timeout=5000)
+    spin(qtbot, 0.3)
+    check_models_list(window, f"{low.text()} selected, 1440x920")

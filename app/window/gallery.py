@@ -41,6 +41,37 @@ def shipped_entries(assets_dir=ASSETS_DIR):
     return out
 
 
+class ModelList(QtWidgets.QListWidget):
+    """The gallery's list. Long titles wrap onto more lines instead of being cut (no horizontal
+    scrolling). It scrolls by whole entries, so the top entry is never cut: scrolled by pixels,
+    showing the selection (``scrollTo``'s EnsureVisible) moved the list just far enough to put the
+    selected entry's bottom at the viewport's bottom, which left the top entry cut at an arbitrary
+    pixel (at 1280 x 800, after Double pendulum was opened, the top entry showed only its second
+    line), and a new width re-wrapping the titles kept that pixel offset. The selection, if in view
+    before a resize, is brought back into view after it (the titles re-wrap for the new width)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
+        self.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerItem)
+
+    def resizeEvent(self, event):
+        # the viewport already has its new size here, the entries still their old layout: whether
+        # the selection was in view is judged against the viewport's old height
+        cur = self.currentItem()
+        shown = False
+        if cur is not None and not cur.isHidden():
+            old = self.viewport().rect()
+            old.setHeight(old.height() - (event.size().height() - event.oldSize().height()))
+            shown = old.contains(self.visualItemRect(cur))
+        super().resizeEvent(event)
+        if shown:
+            self.scrollToItem(cur)       # lays the entries out for the new size first
+
+
 class Gallery(QtWidgets.QWidget):
     chosen = QtCore.pyqtSignal(str)          # model name (entries of kind "model")
     entryChosen = QtCore.pyqtSignal(object)  # the chosen entry (dict), any kind
@@ -54,13 +85,7 @@ class Gallery(QtWidgets.QWidget):
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._filter)
         lay.addWidget(self.filter)
-        self.list = QtWidgets.QListWidget()
-        # long titles wrap onto a second line instead of being cut (no horizontal scrolling)
-        self.list.setWordWrap(True)
-        self.list.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
-        self.list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
-        self.list.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list = ModelList()
         self.list.itemActivated.connect(self._activate)
         self.list.currentItemChanged.connect(self._describe)
         lay.addWidget(self.list, 2)
