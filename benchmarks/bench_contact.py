@@ -4,10 +4,14 @@ side by side in one run, with the solver's sweeps and worst complementarity resi
     python benchmarks/bench_contact.py [--dt 1e-3] [--seconds 2] [--repeat 3] [--scenes ...]
 
 Scenes (default: the issue's): box resting, box sliding, Gymnasium's humanoid falling, 20 boxes in a
-pile, Talos standing; ball rolling besides on request (--scenes ... ball_rolling). Each scene, its
-MuJoCo counterpart (implicitfast, Newton, elliptic cones, dt 1 ms) and the columns are described in
-bench_contact_scenes.py, which this runs; bench_contact_standing.py has the standing robots' older
-per-call table (MuJoCo's default options, mj_step).
+pile, Talos standing; ball rolling and Talos welded besides on request (--scenes ... ball_rolling
+talos_welded). Talos standing is the full tree in both engines (39 coordinates; ours prescribes
+the 32 joints' accelerations exactly, MuJoCo holds them by 32 soft joint-equality rows in its
+solver); Talos welded is one free rigid body (7 coordinates) in both. Each scene, its MuJoCo
+counterpart (implicitfast, Newton, elliptic cones, dt 1 ms), the rows and contacts each engine
+solves and the columns are described in bench_contact_scenes.py, which this runs;
+bench_contact_standing.py has the standing robots' older per-call table (MuJoCo's welded robot,
+its default options, mj_step).
 """
 from __future__ import annotations
 

@@ -13,15 +13,33 @@ Scenes (JointLab / MuJoCo):
   as it is for MuJoCo, released from its initial pose with zero controls: it falls and lies;
 - pile: 20 boxes dropped in a column (needs ``engine.Scene`` and body-body contact; skipped
   with a note when the engine has neither);
-- talos_standing: Talos (example-robot-data) standing in its half-sitting pose, every joint held
-  (acceleration-prescribed), the base free, joint limits on, friction 0.8; MuJoCo has no URDF
-  joint holding, so its Talos is welded: one free rigid body with the standing robot's mass,
-  centre of mass and inertia carrying the same collision shapes at the same poses
-  (bench_contact_standing.py's model). Its per-step work is the contact part alone (6
-  coordinates against JointLab's full tree with prescribed joints).
+- talos_standing (full tree against full tree): Talos (example-robot-data's talos_reduced.urdf)
+  standing in its half-sitting pose (catalog.initial_state), base free, joint limits on, friction
+  0.8, self-contacts off in both (JointLab's model.self_collision is False: its links touch only
+  the ground). Both have 39 coordinates (38 velocities): the free base and 32 revolute joints.
+  JointLab prescribes every joint's acceleration (zero: held exactly, its motors supply the
+  torque); its solve has 3 rows (normal, two friction) per candidate contact point near the
+  ground, 16 points on the soles' hulls = 48 rows, and 2 joint-limit rows (the grippers stand on
+  their stop q = 0; such a row can not act on a prescribed joint): 50. MuJoCo loads the same URDF
+  (fixed links fused, its own geoms, damping and armature removed, a free joint at the root) and
+  holds each joint at its standing angle by a joint equality, a soft row of its solver (solref
+  (2 dt, 1), solimp (0.99, 0.999): bench_contact_standing.tree_spec says why): 32 equality rows,
+  joint-limit rows only past a stop (none here), 3 rows per contact (6 contacts, 3 per sole): 50.
+  Its geoms are JointLab's collision shapes on the same bodies (meshes as convex hulls), touching
+  the plane and not each other (contype 0, conaffinity 1).
+- talos_welded (one rigid body against one rigid body): Talos welded in the same pose, 7
+  coordinates (6 velocities) in both: a free body with the standing robot's mass, centre of mass
+  and inertia (JointLab's composite inertia) carrying the same shapes at the same poses; JointLab's
+  from a one-link URDF (bench_contact_standing.welded_model), MuJoCo's from welded_spec. Rows: ours
+  48 (the same 16 candidate points), MuJoCo's 18 (6 contacts).
+  For both Talos scenes two more lines follow the table's: base height change and the joints'
+  largest drift over the run (MuJoCo's also the worst at any step), the contacts per sole (ours:
+  those with a positive normal impulse at the last step; MuJoCo's d.ncon), the last step's rows and
+  MuJoCo's Newton iterations.
 MuJoCo: implicitfast, Newton solver, elliptic cones (the issue's settings), its soft contacts
-otherwise at their defaults, timed in ``mujoco.rollout.rollout`` (one trajectory, one thread); JointLab: its contact step (velocity-level, hard contacts, PGS with
-polishing, warm start), the ground engine.Ground(friction). Differences that remain: MuJoCo's
+otherwise at their defaults, timed in ``mujoco.rollout.rollout`` (one trajectory, one thread);
+JointLab: its contact step (velocity-level, hard contacts, PGS with polishing, warm start), the
+ground engine.Ground(friction). Differences that remain: MuJoCo's
 humanoid has joint damping/armature and self-contacts as its XML says; JointLab loads the damping
 (not the armature) and, without engine.collision in the step, no self-contacts. Printed per scene:
 microseconds per step of each (best and median of --repeat, interleaved: ours, MuJoCo's, ours, ...),
@@ -122,22 +140,38 @@ def pile(dt, n=20):
     return sim, xml, {}
 
 
-def talos(dt):
+def _issue_options(spec):
+    """The issue's MuJoCo settings (mj_options) on a spec."""
     import mujoco
-    from engine import catalog
-    from bench_contact_standing import load, welded_spec
-    try:
-        model = load("talos")
-    except engine.ModelError:
-        return None
-    q, v = catalog.initial_state(model)
-    sim = engine.Simulator(model, dt=dt, q=q, v=v, ground=engine.Ground(friction=0.8), joint_limits=True)
-    sim.prescribed[model.joints[0].nv:] = True
-    spec = welded_spec("talos", dt)[0]
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.option.solver = mujoco.mjtSolver.mjSOL_NEWTON
     spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
-    return sim, spec.compile(), {}
+    return spec.compile()
+
+
+def talos(dt):
+    """Full tree against full tree: ours with every joint prescribed, MuJoCo's held by equalities."""
+    from bench_contact_standing import standing, tree_spec
+    try:
+        model, q, _ = standing("talos")
+    except engine.ModelError:
+        return None
+    sim = engine.Simulator(model, dt=dt, q=q, v=np.zeros(model.nv), ground=engine.Ground(friction=0.8),
+                           joint_limits=True)
+    sim.prescribed[model.joints[0].nv:] = True
+    return sim, _issue_options(tree_spec("talos", dt)[0]), {}
+
+
+def talos_welded(dt):
+    """One rigid body against one rigid body: Talos welded in its standing pose in both engines."""
+    from bench_contact_standing import welded_model, welded_spec
+    try:
+        model, q = welded_model("talos")
+    except engine.ModelError:
+        return None
+    sim = engine.Simulator(model, dt=dt, q=q, v=np.zeros(model.nv), ground=engine.Ground(friction=0.8),
+                           joint_limits=True)
+    return sim, _issue_options(welded_spec("talos", dt)[0]), {}
 
 
 SCENES = {
@@ -147,7 +181,9 @@ SCENES = {
     "humanoid_falling": humanoid,
     "pile": pile,
     "talos_standing": talos,
+    "talos_welded": talos_welded,
 }
+STANDING = {"talos_standing", "talos_welded"}      # robots that should stand still: drift printed
 ISSUE_SCENES = ["box_resting", "box_sliding", "humanoid_falling", "pile", "talos_standing"]
 
 
@@ -164,9 +200,12 @@ def time_ours(make, dt, steps, chunk):
 
 
 def time_mujoco(mujoco, m, init, steps):
-    """Seconds per step of one mujoco.rollout.rollout of the scene (one trajectory, one thread)."""
+    """(seconds per step, MjData at the end, qpos at every step) of one mujoco.rollout.rollout of
+    the scene (one trajectory, one thread) from its keyframe 0 if it has one."""
     from mujoco import rollout
     d = mujoco.MjData(m)
+    if m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
     for key, (i, x) in init.items():
         d.qvel[i] = x
     mujoco.mj_forward(m, d)
@@ -179,7 +218,39 @@ def time_mujoco(mujoco, m, init, steps):
     rollout.rollout(m, d, x0[None], nstep=steps, state=out)
     t = (time.perf_counter() - t0) / steps
     mujoco.mj_setState(m, d, out[0, -1], spec)
-    return t, d
+    return t, d, out[0, :, 1:1 + m.nq]                 # the state is (time, qpos, qvel, ...)
+
+
+def standing_report(sim, mujoco, m, d, qpos):
+    """Two lines on a robot that should stand still, after the run: base height change, the joints'
+    largest drift (MuJoCo's also the worst over the run), contacts per sole (left: y above the
+    base's), the rows of the last step's solve (MuJoCo's by kind) and MuJoCo's Newton iterations."""
+    def soles(ys, y0):
+        left = int(np.sum(np.asarray(ys) > y0))
+        return f"{len(ys)} ({left} left + {len(ys) - left} right)"
+
+    def joints(dq, worst=""):
+        return f"joints max |dq| {dq.max():.1e} rad{worst}" if dq.size else "no joints"
+    ours_c, rows, q1 = soles([c.point[1] for c in sim.contacts], sim.q[1]), sim.contact_stats["rows"], sim.q.copy()
+    sim.reset()
+    lines = [f"  ours:   base dz {q1[2] - sim.q[2]:+.1e} m, {joints(np.abs(q1[7:] - sim.q[7:]))}, "
+             f"contacts {ours_c} with a normal impulse, rows {rows}"]
+    if d is not None:
+        k0 = m.key_qpos[0] if m.nkey else m.qpos0
+        dq = np.abs(qpos[:, 7:] - k0[7:])                       # (steps, joints) after the free joint
+        worst = ""
+        if dq.size:
+            adr = 7 + int(np.argmax(dq.max(axis=0)))
+            worst = f" (worst {dq.max():.1e}, {m.joint(int(np.argmax(m.jnt_qposadr == adr))).name})"
+        C = mujoco.mjtConstraint
+        kinds = np.bincount(d.efc_type[:d.nefc], minlength=len(C.__members__))
+        eq, lim = kinds[int(C.mjCNSTR_EQUALITY)], kinds[int(C.mjCNSTR_LIMIT_JOINT)]
+        lines.append(f"  MuJoCo: base dz {d.qpos[2] - k0[2]:+.1e} m (worst {np.abs(qpos[:, 2] - k0[2]).max():.1e}), "
+                     f"{joints(dq[-1], worst)}, contacts "
+                     f"{soles([d.contact[i].pos[1] for i in range(d.ncon)], d.qpos[1])}, rows {d.nefc} "
+                     f"({eq} equality, {lim} limit, {d.nefc - eq - lim} contact), "
+                     f"Newton iterations {d.solver_niter[0]}")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -214,12 +285,12 @@ def run(args):
         m = None
         if mujoco is not None:
             m = mujoco.MjModel.from_xml_string(xml) if isinstance(xml, str) else xml
-        ours, theirs, sim, d = [], [], None, None
+        ours, theirs, sim, d, qpos = [], [], None, None, None
         for _ in range(args.repeat):
             t, sim = time_ours(SCENES[name], args.dt, steps, chunk)
             ours.append(t)
             if m is not None:
-                t, d = time_mujoco(mujoco, m, init, steps)
+                t, d, qpos = time_mujoco(mujoco, m, init, steps)
                 theirs.append(t)
         st = sim.contact_stats if hasattr(sim, "contact_stats") else getattr(sim._stepper, "stats", {})
         o_best, o_med = min(ours), float(np.median(ours))
@@ -234,6 +305,8 @@ def run(args):
               f"{o_best / t_best:5.2f}/{o_med / t_med:5.2f}  {st.get('steps', 0):6d} {st.get('rows', 0):5d} "
               f"{sweeps:>9s} {st.get('worst_residual', float('nan')):11.2e}  "
               f"z {sim.q[2]:.4f} |v| {np.linalg.norm(sim.v[3:6]):.4f} | {mj_state}")
+        if name in STANDING:
+            print(standing_report(sim, mujoco, m, d, qpos))
     print("ratio: ours / MuJoCo's (best/best, median/median); solves: steps that ran the contact solve; "
           f"sweeps: PGS sweeps of the last step / the worst step; load at the end {os.getloadavg()[0]:.2f}, "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")

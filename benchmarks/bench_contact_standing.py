@@ -20,7 +20,9 @@ spheres, cylinders, capsules, meshes as their convex hulls) at the same poses, o
 friction 0.8; MuJoCo's defaults otherwise (Euler, Newton solver, pyramidal cone, soft contacts).
 ``mj_step(m, d, nstep)`` runs the whole time in one call. Its per-step work is smaller (6
 coordinates instead of JointLab's full tree with prescribed joints), so its column is a reference
-for the contact part of the step, not an identical workload.
+for the contact part of the step, not an identical workload. The same physics in both engines is
+in bench_contact_scenes.py, from the models built here: ``tree_spec`` (MuJoCo's full tree, joints
+held by equalities) and ``welded_model`` (JointLab's welded robot, one free rigid body).
 """
 from __future__ import annotations
 
@@ -82,65 +84,187 @@ def _quat(R):
     return q / np.linalg.norm(q)
 
 
-def welded_spec(name, dt):
-    """(MjSpec, shapes): the robot welded in its standing pose, one free rigid body on MuJoCo's
-    plane (friction 0.8), MuJoCo's default options."""
-    import mujoco
+def _rpy(R):
+    """URDF roll, pitch, yaw of a rotation matrix (R = Rz(y) Ry(p) Rx(r))."""
+    return (np.arctan2(R[2, 1], R[2, 2]), np.arcsin(np.clip(-R[2, 0], -1.0, 1.0)), np.arctan2(R[1, 0], R[0, 0]))
+
+
+def standing(name):
+    """(model, q, world poses (nbody, 4, 4) at q): the robot in its standing pose."""
     from engine.algorithms.api import _world_poses
-    from scipy.spatial import ConvexHull
     model = load(name)
     q, _ = catalog.initial_state(model)
     T = _world_poses(model, q)
+    P = np.tile(np.eye(4), (len(T), 1, 1))
+    P[:, :3, :3] = T[:, :9].reshape(-1, 3, 3)
+    P[:, :3, 3] = T[:, 9:]
+    return model, q, P
 
-    def pose(b):
-        P = np.eye(4)
-        P[:3, :3] = T[b, :9].reshape(3, 3)
-        P[:3, 3] = T[b, 9:]
-        return P
-    base = pose(1)
-    M = engine.mass_matrix(model, q)[:6, :6]             # composite inertia in the base frame, (w, v)
+
+def welded_inertia(model, q):
+    """(mass, centre of mass, inertia about it) of the robot welded at q, in its base frame
+    (JointLab's composite inertia of the base)."""
+    M = engine.mass_matrix(model, q)[:6, :6]             # (w, v) order
     mass = M[3, 3]
     mc = M[0:3, 3:6]                                       # m [c]
     c = np.array([mc[2, 1], mc[0, 2], mc[1, 0]]) / mass
     C = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
-    Ic = M[0:3, 0:3] + mass * C @ C
-    spec = mujoco.MjSpec()
+    return mass, c, M[0:3, 0:3] + mass * C @ C
+
+
+def robot_shapes(model, poses=None):
+    """(shape, pose) of the robot's collision shapes (not the ground's): pose 4x4 in the shape's
+    body frame, or with poses (one per body) in the base frame of the robot welded there.
+    Meshes with fewer than 4 vertices (placeholders) are left out: JointLab's ground contact
+    skips them too."""
+    inv = None if poses is None else np.linalg.inv(poses[1])
+    out = []
+    for sh in model.collisions:
+        if sh.body == 0 or (sh.kind == "mesh" and (sh.vertices is None or len(sh.vertices) < 4)):
+            continue
+        P = np.asarray(sh.placement, dtype=float)
+        out.append((sh, P if inv is None else inv @ poses[sh.body] @ P))
+    return out
+
+
+def add_mj_shapes(spec, shapes, body_of, **geom):
+    """Add (shape, pose) pairs to a MuJoCo spec as geoms of the bodies body_of(shape) (meshes as
+    their convex hulls), friction 0.8 and ``geom``'s other attributes; returns how many."""
+    import mujoco
+    from scipy.spatial import ConvexHull
+    T = mujoco.mjtGeom
+    n = 0
+    for k, (sh, P) in enumerate(shapes):
+        kw = dict(pos=P[:3, 3], quat=_quat(P[:3, :3]), friction=[0.8, 0.005, 0.0001], **geom)
+        if sh.kind == "box":
+            kw.update(type=T.mjGEOM_BOX, size=0.5 * np.asarray(sh.size, dtype=float))
+        elif sh.kind == "sphere":
+            kw.update(type=T.mjGEOM_SPHERE, size=[sh.radius, 0, 0])
+        elif sh.kind in ("cylinder", "capsule"):
+            kw.update(type=T.mjGEOM_CYLINDER if sh.kind == "cylinder" else T.mjGEOM_CAPSULE,
+                      size=[sh.radius, 0.5 * sh.length, 0])
+        elif sh.kind == "mesh":
+            V = np.asarray(sh.vertices, dtype=float)
+            try:
+                V = V[ConvexHull(V).vertices]
+            except Exception:                  # flat or degenerate: no solid for MuJoCo either
+                continue
+            spec.add_mesh(name=f"hull{k}", uservert=V.reshape(-1).tolist())
+            kw.update(type=T.mjGEOM_MESH, meshname=f"hull{k}")
+        else:
+            continue
+        body_of(sh).add_geom(**kw)
+        n += 1
+    return n
+
+
+def _mj_scene(spec, dt):
+    """MuJoCo's plane (friction 0.8) and time step in a spec."""
+    import mujoco
     spec.option.timestep = dt
-    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[20, 20, 0.1], friction=[0.8, 0.005, 0.0001])
-    body = spec.worldbody.add_body(name="robot", pos=base[:3, 3], quat=_quat(base[:3, :3]))
+
+
+def welded_spec(name, dt):
+    """(MjSpec, shapes): the robot welded in its standing pose, one free rigid body on MuJoCo's
+    plane (friction 0.8), MuJoCo's default options."""
+    import mujoco
+    model, q, poses = standing(name)
+    mass, c, Ic = welded_inertia(model, q)
+    spec = mujoco.MjSpec()
+    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    _mj_scene(spec, dt)
+    body = spec.worldbody.add_body(name="robot", pos=poses[1][:3, 3], quat=_quat(poses[1][:3, :3]))
     body.add_freejoint()
     body.mass = mass
     body.ipos = c
     body.fullinertia = [Ic[0, 0], Ic[1, 1], Ic[2, 2], Ic[0, 1], Ic[0, 2], Ic[1, 2]]
     body.explicitinertial = True
-    inv = np.linalg.inv(base)
-    shapes = 0
-    for k, sh in enumerate(model.collisions):
-        if sh.body == 0:
-            continue
-        P = inv @ pose(sh.body) @ np.asarray(sh.placement, dtype=float)
-        kw = dict(pos=P[:3, 3], quat=_quat(P[:3, :3]), friction=[0.8, 0.005, 0.0001])
-        if sh.kind == "box":
-            body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=0.5 * np.asarray(sh.size, dtype=float), **kw)
-        elif sh.kind == "sphere":
-            body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[sh.radius, 0, 0], **kw)
-        elif sh.kind == "cylinder":
-            body.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[sh.radius, 0.5 * sh.length, 0], **kw)
-        elif sh.kind == "capsule":
-            body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[sh.radius, 0.5 * sh.length, 0], **kw)
-        elif sh.kind == "mesh" and sh.vertices is not None and len(sh.vertices) >= 4:
-            V = np.asarray(sh.vertices, dtype=float)
-            try:
-                V = V[ConvexHull(V).vertices]
-            except Exception:
-                continue
-            spec.add_mesh(name=f"hull{k}", uservert=V.reshape(-1).tolist())
-            body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=f"hull{k}", **kw)
-        else:
-            continue
-        shapes += 1
-    return spec, shapes
+    return spec, add_mj_shapes(spec, robot_shapes(model, poses), lambda sh: body)
+
+
+# The equalities that hold the joints: MuJoCo's stiffest time constant (2 dt, its floor) and an
+# impedance near 1. With MuJoCo's defaults (solref 0.02 1, solimp 0.9 0.95) Talos's knees sagged
+# 0.020 rad and its base 3.8 mm in 2 s; with these 6e-5 rad and 1.0 mm (the soft contacts' share),
+# at the same cost per step: the closest MuJoCo comes to JointLab's exactly prescribed joints.
+HOLD_SOLIMP = (0.99, 0.999, 0.001, 0.5, 2.0)
+
+
+def tree_spec(name, dt, solref=None, solimp=HOLD_SOLIMP):
+    """(MjSpec, shapes): the robot's full tree as MuJoCo loads its URDF (fixed links fused, the
+    URDF's own geoms, damping, friction and armature removed, a free joint at the root), every
+    1-dof joint held at its standing value by a joint equality (soft: ``solref``, default (2 dt, 1),
+    and ``solimp``), JointLab's collision shapes on the same bodies touching the plane but not
+    each other, joint limits as the URDF gives them; keyframe 0 is the standing pose."""
+    import mujoco
+    model, q, _ = standing(name)
+    text = open(model.source).read().replace(
+        "</robot>", '<mujoco><compiler fusestatic="true" balanceinertia="false"/></mujoco></robot>', 1)
+    spec = mujoco.MjSpec.from_string(text)
+    for g in list(spec.geoms):
+        spec.delete(g)
+    for mesh in list(spec.meshes):
+        spec.delete(mesh)
+    spec.worldbody.first_body().add_freejoint(name=model.joints[0].name)
+    _mj_scene(spec, dt)
+    solref = (2.0 * dt, 1.0) if solref is None else solref
+    hinges = [j for j in model.joints if j.nq == 1]
+    for j in spec.joints:
+        j.damping, j.stiffness, j.armature, j.frictionloss = [0.0] * 3, [0.0] * 3, 0.0, 0.0
+    for j in hinges:
+        data = np.zeros(mujoco.mjNEQDATA)
+        data[0] = q[j.idx_q] - spec.joint(j.name).ref      # q - qpos0 = polycoef[0]
+        spec.add_equality(type=mujoco.mjtEq.mjEQ_JOINT, objtype=mujoco.mjtObj.mjOBJ_JOINT, name1=j.name,
+                          data=data, solref=solref, solimp=solimp)
+    # contype 0, conaffinity 1: a robot geom touches the plane (contype 1) but no other robot geom
+    n = add_mj_shapes(spec, robot_shapes(model), lambda sh: spec.body(model.body_names[sh.body - 1]),
+                      contype=0, conaffinity=1)
+    m = spec.compile()
+    qpos = m.qpos0.copy()
+    free = m.joint(model.joints[0].name).qposadr[0]
+    qpos[free:free + 7] = q[model.joints[0].idx_q:model.joints[0].idx_q + 7]
+    for j in hinges:
+        qpos[m.joint(j.name).qposadr[0]] = q[j.idx_q]
+    spec.add_key(name="standing", qpos=qpos)
+    return spec, n
+
+
+def _nums(*xs):
+    """Numbers as URDF attribute text, exactly (17 significant digits)."""
+    return " ".join(f"{float(x):.17g}" for x in np.ravel(np.array(xs, dtype=float)))
+
+
+def welded_model(name):
+    """(JointLab model, q): the robot welded in its standing pose as one free rigid body, the same
+    mass, centre of mass and inertia as welded_spec's and JointLab's own collision shapes at the
+    same poses (a one-link URDF; meshes written to OBJ files with the same vertices and faces)."""
+    import tempfile
+    model, q, poses = standing(name)
+    mass, c, I = welded_inertia(model, q)
+    geoms = {"box": lambda sh, f: f'<box size="{_nums(sh.size)}"/>',
+             "sphere": lambda sh, f: f'<sphere radius="{_nums(sh.radius)}"/>',
+             "cylinder": lambda sh, f: f'<cylinder radius="{_nums(sh.radius)}" length="{_nums(sh.length)}"/>',
+             "capsule": lambda sh, f: f'<capsule radius="{_nums(sh.radius)}" length="{_nums(sh.length)}"/>',
+             "mesh": lambda sh, f: f'<mesh filename="{f}"/>'}
+    with tempfile.TemporaryDirectory() as tmp:
+        parts = []
+        for k, (sh, P) in enumerate(robot_shapes(model, poses)):
+            f = os.path.join(tmp, f"shape{k}.obj")
+            if sh.kind == "mesh":
+                with open(f, "w") as out:
+                    out.writelines(f"v {_nums(v)}\n" for v in sh.vertices)
+                    out.writelines(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in sh.faces)
+            parts.append(f'<collision><origin xyz="{_nums(P[:3, 3])}" rpy="{_nums(_rpy(P[:3, :3]))}"/>'
+                         f'<geometry>{geoms[sh.kind](sh, f)}</geometry></collision>')
+        text = (f'<robot name="{name}_welded"><link name="{model.body_names[0]}"><inertial>'
+                f'<origin xyz="{_nums(c)}" rpy="0 0 0"/><mass value="{_nums(mass)}"/>'
+                f'<inertia ixx="{_nums(I[0, 0])}" ixy="{_nums(I[0, 1])}" ixz="{_nums(I[0, 2])}" '
+                f'iyy="{_nums(I[1, 1])}" iyz="{_nums(I[1, 2])}" izz="{_nums(I[2, 2])}"/></inertial>'
+                f'{"".join(parts)}</link></robot>')
+        welded = engine.load_urdf_string(text, floating_base=True)
+    qw = welded.neutral()
+    qw[:7] = q[model.joints[0].idx_q:model.joints[0].idx_q + 7]
+    return welded, qw
 
 
 def run_mujoco(name, seconds, dt):
