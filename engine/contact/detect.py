@@ -13,8 +13,12 @@ from engine.collision.pairs import pair_contacts
 
 
 CONTACT_MARGIN = 0.01           # m: points nearer than this to the ground are candidate rows
-MAX_POINTS_PER_SHAPE = 8
-TIE_TOL = 1e-6                  # m: support points this close in depth or extent are tied (ContactGeometry.detect)
+MAX_POINTS_PER_SHAPE = 8        # a shape with more points within the margin keeps its extremes and deepest
+TIE_TOL = 1e-6                  # m: support points this close in depth are tied
+EXTREME_TILT = 30.0             # an extreme's score along a direction u of the plane: u . x - EXTREME_TILT x its
+                                # height (the hull's support point 1/30 rad below the plane: a sole's flat
+                                # bottom, not the rim above it; engine.contact.geometry's docstring)
+SCORE_TIE = (1.0 + EXTREME_TILT) * TIE_TOL   # m: scores this close are tied (TIE_TOL of extent or of height)
 RIM_FLAT_COS2 = 0.75            # a cylinder's rim points touch only while its axis is within 30 deg of the normal
 
 
@@ -50,10 +54,11 @@ def _store(b, x0, x1, x2, d, key, shape, k, cb, cx, cd, ckey, cshape):
 
 
 @njit(cache=True)
-def _extent(cx, i, t1, t2, cs, sn):
-    """Point i's extent along cs t1 + sn t2 (as the Python detection's uv @ (cs, sn))."""
+def _extent(cx, cd, i, t1, t2, cs, sn):
+    """Point i's score as an extreme along cs t1 + sn t2: its extent less EXTREME_TILT times its height
+    (as the Python detection's uv @ (cs, sn) - EXTREME_TILT d)."""
     return ((cx[i, 0] * t1[0] + cx[i, 1] * t1[1] + cx[i, 2] * t1[2]) * cs
-            + (cx[i, 0] * t2[0] + cx[i, 1] * t2[1] + cx[i, 2] * t2[2]) * sn)
+            + (cx[i, 0] * t2[0] + cx[i, 1] * t2[1] + cx[i, 2] * t2[2]) * sn - EXTREME_TILT * cd[i])
 
 
 @njit(cache=True)
@@ -158,8 +163,9 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape, 
             if cshape[i] == s:
                 idx[c] = i
                 c += 1
-        # the extremes along eight directions, then the deepest unless one of them is as deep; ties
-        # within TIE_TOL to a point the last step kept, else to the first
+        # the extremes along eight directions (scored extent - EXTREME_TILT height), then the deepest
+        # unless one of them is as deep; ties within SCORE_TIE (depth: TIE_TOL) to a point the last
+        # step kept, else to the first
         kept = np.zeros(c, dtype=np.bool_)
         for a in range(c):
             for w in range(nprev):
@@ -174,9 +180,9 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape, 
             sn = math.sin(ang)
             bval = -np.inf
             for a in range(c):
-                bval = max(bval, _extent(cx, idx[a], t1, t2, cs, sn))
+                bval = max(bval, _extent(cx, cd, idx[a], t1, t2, cs, sn))
             for a in range(c):
-                tied[a] = _extent(cx, idx[a], t1, t2, cs, sn) >= bval - TIE_TOL
+                tied[a] = _extent(cx, cd, idx[a], t1, t2, cs, sn) >= bval - SCORE_TIE
             sel[_tie_pick(tied, kept, c)] = True
         dmin = np.inf
         for a in range(c):

@@ -22,8 +22,14 @@ Detection is vectorised over every point of the model (one numpy pass on the wor
 bodies). A shape with more than ``MAX_POINTS_PER_SHAPE`` points within the margin (a mesh sole
 flat on the ground) is reduced to its extreme points along eight directions of the plane and its
 deepest point: that keeps the support polygon (what makes a foot stand) with a bounded row count.
-Values within TIE_TOL of the best count as tied, and a tie goes to a point the last step kept
-(``prev``, its keys), else to the first: the deepest needs no point of its own when an extreme is
+An extreme along a direction u of the plane is the point of greatest u . x - EXTREME_TILT d (d its
+height above the ground): the hull's support point in a direction 1/EXTREME_TILT below the plane,
+so a sole's flat bottom gives its corners and not the chamfered rim above it (by extent alone, within
+the 1 cm margin, Talos's soles kept rim points 7 mm up and stood on their one deepest point each,
+rocking on the line between them); a foot tilted less than atan(1/EXTREME_TILT) still has its far edge
+among the extremes once it is within the margin.
+Scores within SCORE_TIE and depths within TIE_TOL of the best count as tied, and a tie goes to a
+point the last step kept (``prev``, its keys), else to the first: the deepest needs no point of its own when an extreme is
 that deep. A sole flat on the ground so keeps its points from step to step; with exact maxima two
 equally deep points swapped on nanometres of rocking, and the new one started without its warm
 start (Talos standing: one step in five ran PGS's 200 sweeps).
@@ -47,11 +53,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.maths.joints import FREE
+# defined with the compiled detection (its kernels' cache key covers that file, not this one)
+from engine.contact.detect import EXTREME_TILT, MAX_POINTS_PER_SHAPE, SCORE_TIE, TIE_TOL
 
 __all__ = ["Ground", "Contact", "ContactGeometry", "MAX_POINTS_PER_SHAPE"]
-
-MAX_POINTS_PER_SHAPE = 8
-TIE_TOL = 1e-6           # m: support points this close in depth or extent are tied (ContactGeometry.detect)
 RIM_POINTS = 8
 RIM_FLAT_COS2 = 0.75     # rim points touch only while the cap's axis is within 30 deg of the normal
                          # (engine.contact.step has the same constant)
@@ -480,8 +485,8 @@ class ContactGeometry:
                 kept = np.isin(key[idx], np.fromiter(prev, dtype=np.int64))
                 sel = set()
                 for c, s_ in dirs:
-                    val = uv[:, 0] * c + uv[:, 1] * s_
-                    sel.add(_tie_pick(val >= val.max() - TIE_TOL, kept))
+                    val = uv[:, 0] * c + uv[:, 1] * s_ - EXTREME_TILT * d[idx]
+                    sel.add(_tie_pick(val >= val.max() - SCORE_TIE, kept))
                 deep = d[idx] <= d[idx].min() + TIE_TOL
                 if not sel.intersection(np.flatnonzero(deep).tolist()):
                     sel.add(_tie_pick(deep, kept))
