@@ -54,8 +54,9 @@ def test_a_standing_robot_keeps_its_contact_points():
     sole): the kept points change at most a dozen times in 400 steps. With exact maxima two points
     of a sole, equally deep to nanometres, swapped about every fifth step (80 in 400). The robot
     rocks on its soles by micrometres (a sole point past PENETRATION_SLOP is projected out, which
-    lifts the other sole by ~0.5 um, and it lands again), and the extremes' scores weigh height 30-fold (EXTREME_TILT): some changes follow the rocking (10
-    in 400 steps when measured; 6 while the extremes were scored by extent alone)."""
+    lifts the other sole by ~0.5 um, and it lands again), and the extremes' scores weigh height
+    30-fold (EXTREME_TILT): some changes follow the rocking (10 in 400 steps when measured; 6
+    while the extremes were scored by extent alone)."""
     sim = _talos_standing()
     sim.step(1500)
     changes = 0
