@@ -1,6 +1,6 @@
 """Contact detection of the compiled unilateral step: support points of the collision shapes near the
-ground (``detect``: the extremes along eight directions of the plane and the deepest, at most
-MAX_POINTS_PER_SHAPE + 1 per shape, ties within TIE_TOL to the points the last step kept), contacts between bodies (``_pairs``: engine.collision.pairs),
+ground (``detect``: the extremes along eight directions of the plane and the three deepest, at most
+MAX_POINTS_PER_SHAPE + DEEPEST per shape, ties within TIE_TOL to the points the last step kept), contacts between bodies (``_pairs``: engine.collision.pairs),
 and joint stops near (``limit_candidates``)."""
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ TIE_TOL = 1e-6                  # m: support points this close in depth are tied
 EXTREME_TILT = 30.0             # an extreme's score along a direction u of the plane: u . x - EXTREME_TILT x its
                                 # height (the hull's support point 1/30 rad below the plane: a sole's flat
                                 # bottom, not the rim above it; engine.contact.geometry's docstring)
+DEEPEST = 3                     # and its this many deepest points (what a domed sole stands on)
 SCORE_TIE = (1.0 + EXTREME_TILT) * TIE_TOL   # m: scores this close are tied (TIE_TOL of extent or of height)
 RIM_FLAT_COS2 = 0.75            # a cylinder's rim points touch only while its axis is within 30 deg of the normal
 
@@ -163,9 +164,9 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape, 
             if cshape[i] == s:
                 idx[c] = i
                 c += 1
-        # the extremes along eight directions (scored extent - EXTREME_TILT height), then the deepest
-        # unless one of them is as deep; ties within SCORE_TIE (depth: TIE_TOL) to a point the last
-        # step kept, else to the first
+        # the extremes along eight directions (scored extent - EXTREME_TILT height), then the DEEPEST
+        # deepest (one an extreme covers when as deep); ties within SCORE_TIE (depth: TIE_TOL) to a
+        # point the last step kept, else to the first
         kept = np.zeros(c, dtype=np.bool_)
         for a in range(c):
             for w in range(nprev):
@@ -184,15 +185,23 @@ def detect(geo, T, n, height, margin, t1, t2, counts, cb, cx, cd, ckey, cshape, 
             for a in range(c):
                 tied[a] = _extent(cx, cd, idx[a], t1, t2, cs, sn) >= bval - SCORE_TIE
             sel[_tie_pick(tied, kept, c)] = True
-        dmin = np.inf
-        for a in range(c):
-            dmin = min(dmin, cd[idx[a]])
-        covered = False
-        for a in range(c):
-            tied[a] = cd[idx[a]] <= dmin + TIE_TOL
-            covered = covered or (tied[a] and sel[a])
-        if not covered:
-            sel[_tie_pick(tied, kept, c)] = True
+        done = np.zeros(c, dtype=np.bool_)          # the DEEPEST deepest points, each covered by a
+        for _ in range(DEEPEST):                    # kept one as deep
+            dmin = np.inf
+            for a in range(c):
+                if not done[a]:
+                    dmin = min(dmin, cd[idx[a]])
+            if dmin == np.inf:
+                break
+            first = -1
+            for a in range(c):
+                tied[a] = not done[a] and cd[idx[a]] <= dmin + TIE_TOL
+                if first < 0 and tied[a] and sel[a]:
+                    first = a
+            if first < 0:
+                first = _tie_pick(tied, kept, c)
+            sel[first] = True
+            done[first] = True
         for a in range(c):
             if not sel[a]:
                 keep[idx[a]] = False

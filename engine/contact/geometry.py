@@ -20,19 +20,23 @@ a plane:
 
 Detection is vectorised over every point of the model (one numpy pass on the world poses of the
 bodies). A shape with more than ``MAX_POINTS_PER_SHAPE`` points within the margin (a mesh sole
-flat on the ground) is reduced to its extreme points along eight directions of the plane and its
-deepest point: that keeps the support polygon (what makes a foot stand) with a bounded row count.
-An extreme along a direction u of the plane is the point of greatest u . x - EXTREME_TILT d (d its
-height above the ground): the hull's support point in a direction 1/EXTREME_TILT below the plane,
-so a sole's flat bottom gives its corners and not the chamfered rim above it (by extent alone, within
-the 1 cm margin, Talos's soles kept rim points 7 mm up and stood on their one deepest point each,
-rocking on the line between them); a foot tilted less than atan(1/EXTREME_TILT) still has its far edge
-among the extremes once it is within the margin.
+on the ground) is reduced to its extreme points along eight directions of the plane and its
+DEEPEST (3) deepest points: the support polygon (what makes a foot stand) and the points it stands
+on, with a bounded row count. An extreme along a direction u of the plane is the point of greatest
+u . x - EXTREME_TILT d (d its height above the ground): the hull's support point in a direction
+1/EXTREME_TILT below the plane, so a sole's flat bottom gives its corners and not the chamfered rim
+above it; a foot tilted less than atan(1/EXTREME_TILT) still has its far edge among the extremes
+once it is within the margin. Talos's mesh soles are domed by ~0.9 mm and rest on interior points
+of their bottom: with the extremes by extent alone (rim points 7 mm up) and one deepest point each,
+the robot stood on two points and rocked; another bottom point sank unseen past PENETRATION_SLOP,
+was projected out (lifting the robot ~0.5 um, ~5e-4 J of potential energy each time) and landed
+again, so it never came to rest (|v| ~5 mm/s after 5 s). With these rules it is at rest (|v| 0)
+within 1 s and no point is projected.
 Scores within SCORE_TIE and depths within TIE_TOL of the best count as tied, and a tie goes to a
-point the last step kept (``prev``, its keys), else to the first: the deepest needs no point of its own when an extreme is
-that deep. A sole flat on the ground so keeps its points from step to step; with exact maxima two
-equally deep points swapped on nanometres of rocking, and the new one started without its warm
-start (Talos standing: one step in five ran PGS's 200 sweeps).
+point the last step kept (``prev``, its keys), else to the first; a deepest point needs no row of
+its own when a kept extreme is as deep. A sole flat on the ground so keeps its points from step to
+step; with exact maxima two equally deep points swapped on nanometres of rocking, and the new one
+started without its warm start (Talos standing: one step in five ran PGS's 200 sweeps).
 
 Bodies touch bodies through engine.collision (``ContactGeometry.body_contacts``, the same compiled
 ``engine.collision.pairs.pair_contacts`` in the Python and the compiled step): every collision
@@ -54,7 +58,7 @@ import numpy as np
 
 from engine.maths.joints import FREE
 # defined with the compiled detection (its kernels' cache key covers that file, not this one)
-from engine.contact.detect import EXTREME_TILT, MAX_POINTS_PER_SHAPE, SCORE_TIE, TIE_TOL
+from engine.contact.detect import DEEPEST, EXTREME_TILT, MAX_POINTS_PER_SHAPE, SCORE_TIE, TIE_TOL
 
 __all__ = ["Ground", "Contact", "ContactGeometry", "MAX_POINTS_PER_SHAPE"]
 RIM_POINTS = 8
@@ -464,7 +468,7 @@ class ContactGeometry:
 
     def detect(self, T, ground, margin, prev=()):
         """Candidate ground contacts within `margin` of the plane: (body, point, distance, key)
-        with at most MAX_POINTS_PER_SHAPE (+1) points per shape; prev: the keys the last step
+        with at most MAX_POINTS_PER_SHAPE + DEEPEST points per shape; prev: the keys the last step
         kept (a tie goes to them)."""
         n = ground.normal
         b, X, d, key = self.ground_points(T, n, ground.height, margin)
@@ -487,9 +491,15 @@ class ContactGeometry:
                 for c, s_ in dirs:
                     val = uv[:, 0] * c + uv[:, 1] * s_ - EXTREME_TILT * d[idx]
                     sel.add(_tie_pick(val >= val.max() - SCORE_TIE, kept))
-                deep = d[idx] <= d[idx].min() + TIE_TOL
-                if not sel.intersection(np.flatnonzero(deep).tolist()):
-                    sel.add(_tie_pick(deep, kept))
+                done = np.zeros(len(idx), dtype=bool)       # the DEEPEST deepest points, each
+                for _ in range(DEEPEST):                   # covered by a kept one as deep
+                    if done.all():
+                        break
+                    deep = ~done & (d[idx] <= d[idx][~done].min() + TIE_TOL)
+                    covered = [a for a in np.flatnonzero(deep) if a in sel]
+                    a = covered[0] if covered else _tie_pick(deep, kept)
+                    sel.add(a)
+                    done[a] = True
                 mask = np.zeros(len(idx), dtype=bool)
                 mask[list(sel)] = True
                 keep[idx[~mask]] = False

@@ -3,8 +3,8 @@ one compiled call (``contact_advance``), as ``engine.contact.python_step`` descr
 
 One step from (t, q, v):
     candidates: support points of the collision shapes within CONTACT_MARGIN of the ground (at most
-        MAX_POINTS_PER_SHAPE + 1 per shape: the deepest and the extremes along eight directions of
-        the plane), then the contacts between bodies within CONTACT_MARGIN (engine.collision.pairs:
+        MAX_POINTS_PER_SHAPE + DEEPEST per shape: the three deepest and the extremes along eight
+        directions of the plane, engine.contact.geometry), then the contacts between bodies within CONTACT_MARGIN (engine.collision.pairs:
         broad phase, each candidate pair's manifold; normal per contact, both bodies in its rows,
         friction and restitution the mean of the two bodies' values), limits within
         LIMIT_MARGIN + 2 h |v|;
