@@ -39,9 +39,12 @@ Scenes (JointLab / MuJoCo):
 MuJoCo: implicitfast, Newton solver, elliptic cones (the issue's settings), its soft contacts
 otherwise at their defaults, timed in ``mujoco.rollout.rollout`` (one trajectory, one thread);
 JointLab: its contact step (velocity-level, hard contacts, PGS with polishing, warm start), the
-ground engine.Ground(friction). Differences that remain: MuJoCo's
-humanoid has joint damping/armature and self-contacts as its XML says; JointLab loads the damping
-(not the armature) and, without engine.collision in the step, no self-contacts. Printed per scene:
+ground engine.Ground(friction). The humanoid: both load its damping, armature and limits; MuJoCo's
+joint springs (stiffness, which engine.load_mjcf does not simulate) are set to 0 and its geoms
+touch the floor only (JointLab's model.self_collision is False); its own <option> (RK4, PGS, 3 ms)
+is replaced by the settings above (until session 24 it stayed: MuJoCo's column was RK4 at 3 ms a
+step). Differences that remain: MuJoCo's soft contacts with their 1 mm geom margin, its fixed
+tendons (no stiffness or limits: no force). Printed per scene:
 microseconds per step of each (best and median of --repeat, interleaved: ours, MuJoCo's, ours, ...),
 the ratios ours / MuJoCo's, and JointLab's solver figures over the run: the steps that ran the
 contact solve, rows (the last step), PGS sweeps (the last step's and the worst), the worst
@@ -75,6 +78,17 @@ BALL = dict(mass=1.5, radius=0.1, inertia=0.006)
 def mj_options(dt):
     return (f'<option timestep="{dt}" gravity="0 0 -9.81" integrator="implicitfast" solver="Newton" '
             f'cone="elliptic"/>')
+
+
+def _check_options(mujoco, m, dt, name):
+    """MuJoCo's model runs what the table says (the humanoid's own options once stayed in place)."""
+    o = m.opt
+    want = (dt, int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST), int(mujoco.mjtSolver.mjSOL_NEWTON),
+            int(mujoco.mjtCone.mjCONE_ELLIPTIC))
+    got = (o.timestep, int(o.integrator), int(o.solver), int(o.cone))
+    if got != want:
+        raise SystemExit(f"{name}: MuJoCo's options are (timestep, integrator, solver, cone) = {got}, "
+                         f"not {want}")
 
 
 # ---------------------------------------------------------------------- the scenes
@@ -118,10 +132,22 @@ def humanoid(dt):
     sim = engine.Simulator(model, dt=dt, q=q0, v=v0, ground=engine.Ground(friction=1.0), joint_limits=True)
     text = open(path).read()
     import re
-    text = re.sub(r"<option[^>]*/>", mj_options(dt), text, count=1)
-    if "<option" not in text:
-        text = text.replace("<mujoco", "<mujoco", 1).replace(">", ">" + mj_options(dt), 1)
-    return sim, text, {}
+    # its own <option ...> ... </option> (RK4, PGS, dt 3 ms) replaced by the issue's settings; a
+    # pattern for the self-closing form alone left it in place until session 24 (MuJoCo's column
+    # was RK4 at 3 ms a step, 3x our simulated time per step)
+    text, n = re.subn(r"<option\b[^>]*?(/>|>.*?</option>)", mj_options(dt), text, count=1, flags=re.S)
+    if n == 0:
+        text = re.sub(r"(<mujoco\b[^>]*>)", r"\1" + mj_options(dt), text, count=1)
+    import mujoco
+    m = mujoco.MjModel.from_xml_string(text)
+    # the same physics as ours: no joint springs (engine.load_mjcf ignores stiffness, with a warning)
+    # and no self-contacts (ours: model.self_collision is False); the robot's geoms touch the floor only
+    m.jnt_stiffness[:] = 0.0
+    floor = m.geom_bodyid == 0
+    m.geom_contype[~floor] = 2
+    m.geom_conaffinity[~floor] = 1
+    assert not sim.model.self_collision
+    return sim, m, {}
 
 
 def pile(dt, n=20):
@@ -286,6 +312,7 @@ def run(args):
         m = None
         if mujoco is not None:
             m = mujoco.MjModel.from_xml_string(xml) if isinstance(xml, str) else xml
+            _check_options(mujoco, m, args.dt, name)
         ours, theirs, sim, d, qpos = [], [], None, None, None
         for _ in range(args.repeat):
             t, sim = time_ours(SCENES[name], args.dt, steps, chunk)
