@@ -770,8 +770,10 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M,
     the answer drives into the ground (c < 0) enters it, a contact whose friction leaves its cone
     slides against its slip, the others stick. When a set's answer is admissible with residual <=
     bound (bound1 for trial's own set) it is copied into lam. new and cv: scratch (m). need_entry:
-    stop when no row enters the next set (the rounds before PGS: a set that only changes its own rows is PGS's to find). Returns
-    (taken, its residual)."""
+    stop when no row enters the next set and no sliding contact turns its friction against its
+    slip (the rounds before PGS: a set that only changes its own rows otherwise is PGS's to find;
+    a sliding contact's polish is exact only along its true slip, which the warm start's friction
+    direction lags: each turn brings it closer). Returns (taken, its residual)."""
     m = r.shape[0]
     rmax = 0.0
     for i in range(m):
@@ -790,6 +792,7 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M,
             scale = max(scale, abs(new[i]))
         scale = max(scale, 1e-300)
         entered = False
+        turned = False                      # a sliding contact's friction turned against its slip
         i = 0
         while i < m:
             k = kind[i]
@@ -827,6 +830,7 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M,
                     if ns > 1e-9 * max(1.0, rmax):          # slide against the slip
                         trial[i + 1] = -lim * s1 / ns
                         trial[i + 2] = -lim * s2 / ns
+                        turned = True
                     else:                                   # along the friction found
                         trial[i + 1] = lim * t1 / nt
                         trial[i + 2] = lim * t2 / nt
@@ -836,15 +840,17 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M,
                 i += 3
             else:
                 i += 1
-        if need_entry and not entered:
+        if need_entry and not (entered or turned):
             break
     return False, 0.0
 
 
 PIVOT_ROUNDS = 12
-WARM_ROUNDS = 2                 # active-set rounds from the warm start before PGS (pivot_from): the warm
+WARM_ROUNDS = 4                 # active-set rounds from the warm start before PGS (pivot_from): the warm
                                 # set itself, then the set its answer points to when a contact enters it
-                                # (a foot's new corner; a round costs a humanoid's step 28 us)
+                                # (a foot's new corner) or a sliding one turns its friction against its
+                                # slip (a humanoid lying and sliding: its warm set polished to ~3e-10, PGS
+                                # then ran its 200 sweeps on every step); a round costs ~28 us there
 WARM_BELOW = PGS_TOL            # m/s: an admissible answer of the second round this exact is taken (as exact
                                 # as PGS's answer can be: its set, polished after PGS, would be taken over
                                 # it); the warm set's own answer within POLISH_BELOW, as before (a sliding
