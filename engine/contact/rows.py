@@ -300,14 +300,21 @@ def _response(m_bytes, ws_m, q, prescribed, J, M, W, G):
     for i in range(m):
         for j in range(i, m):
             W[i, j] = 0.0
+    # rows_a ascends within each coordinate, and i ascends: a coordinate's first row j >= i only
+    # moves on (nxt[a]; row i is on it), so the sum runs over j >= i alone, term for term as it
+    # did over every row with a test (the pile of 20 boxes: W's part of _response 133 -> 78 us)
+    nxt = cnt_a[:nf].copy()
     for i in range(m):
         for t in range(ns[i]):
             a = sup[i, t]
             y = Y[a, i]
-            for u in range(cnt_a[a], cnt_a[a + 1]):
+            u0 = nxt[a]
+            while rows_a[u0] < i:
+                u0 += 1
+            nxt[a] = u0
+            for u in range(u0, cnt_a[a + 1]):
                 j = rows_a[u]
-                if j >= i:
-                    W[i, j] += y * Y[a, j]
+                W[i, j] += y * Y[a, j]
     for i in range(m):
         for j in range(i + 1, m):
             W[j, i] = W[i, j]
