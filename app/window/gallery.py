@@ -64,12 +64,16 @@ class ModelList(QtWidgets.QListWidget):
         cur = self.currentItem()
         shown = False
         if cur is not None and not cur.isHidden():
-            old = self.viewport().rect()
-            old.setHeight(old.height() - (event.size().height() - event.oldSize().height()))
-            shown = old.contains(self.visualItemRect(cur))
+            # heights only: the entry still has the old width, wider than a narrowed viewport
+            # (a narrower list after a shorter one judged the selection out of view and left it
+            # re-wrapped to 448..475 of 411 px)
+            r = self.visualItemRect(cur)
+            old_height = event.oldSize().height()
+            shown = r.top() >= 0 and r.bottom() < old_height
         super().resizeEvent(event)
         if shown:
-            self.scrollToItem(cur)       # lays the entries out for the new size first
+            self.executeDelayedItemsLayout()     # the titles re-wrapped for the new width, then scrolled
+            self.scrollToItem(cur)
 
 
 class Gallery(QtWidgets.QWidget):
