@@ -3,7 +3,8 @@ lesson open: the window never grows wider than the screen, the lesson's notes ar
 own panel (at least 8 lines, scrollable), the plots' time axis and its title are inside the plots
 panel, every column of the Equation view and every row of the Inspector can be reached with the 3D
 view still there, the M(q) heat map of the 38-coordinate humanoid labels its ticks without
-overlapping them, and the numbers are in one format (``app.widgets.numfmt``).
+overlapping them, the numbers are in one format (``app.widgets.numfmt``), and with a lesson open the
+left column's Models list, its description and the lesson's notes each show enough to be used.
 
 The Xvfb screen of the test session is 800 x 600; as tests/test_gui_layout.py does, the window is
 set to each size and must keep it (Qt grows a window whose panels ask for more than it has: that is
@@ -354,3 +355,87 @@ def test_models_list_shows_its_top_entry_and_the_selection_whole(qtbot, window, 
     qtbot.waitUntil(lambda: (window.width(), window.height()) == (1440, 920), timeout=5000)
     spin(qtbot, 0.3)
     check_models_list(window, f"{low.text()} selected, 1440x920")
+
+
+def text_lines(box):
+    """Whole lines of text a text box's viewport holds."""
+    doc = 2 * box.document().documentMargin()
+    return int((box.viewport().height() - doc) // box.fontMetrics().lineSpacing())
+
+
+def whole_entries(lst):
+    """Entries of the Models list whole in view (a title wrapped on 2 or 3 lines is one entry)."""
+    vp = lst.viewport().rect()
+    return sum(vp.contains(lst.visualItemRect(lst.item(i))) for i in range(lst.count()) if not lst.item(i).isHidden())
+
+
+# (window, least whole entries in the Models list, lines of the description under it, lines of the
+# lesson's notes): the old layout, the left column above the plots, showed at 1280 x 800 one or two
+# entries (68 px), 4 lines of description and 12 of notes; at 1920 x 1080 three or four entries,
+# 4 lines and 25. Now 5-6 entries (199 px), 6 and 20 at 1280 x 800; 11-15, 10 and 29 at 1920 x 1080.
+# The least asked is a little under that: titles wrap on two or three lines, fonts differ.
+LEFT_COLUMN = [pytest.param((w, h), n, m, k, id=f"{w}x{h}") for (w, h), n, m, k in
+               (((1280, 800), 4, 5, 16), ((1920, 1080), 9, 8, 27))]
+
+
+@pytest.mark.parametrize("size,entries,described,noted", LEFT_COLUMN)
+def test_models_list_and_notes_usable_with_a_lesson_open(qtbot, window, size, entries, described, noted, tmp_path):
+    """With a lesson open the left column holds the Models list, its description and the lesson's
+    notes: each must be usable, the list showing several entries whole and the description and
+    notes several lines, with the 3D view, joints and plots still there."""
+    w, h = size
+    set_size(qtbot, window, w, h)
+    gallery, lst = window.gallery, window.gallery.list
+    for name in ("15_newtons_cradle", "18_block_stack", "09_four_bar_loop_forces"):
+        path = os.path.join(os.path.dirname(L.shipped_lessons()[0]), f"{name}.jlab")
+        open_lesson(qtbot, window, path)
+        where = f"{name} at {w}x{h}"
+        fits(window, w, h, where)
+        check_models_list(window, where)
+        assert not lst.visibleRegion().isEmpty() and not gallery.text.visibleRegion().isEmpty(), where
+        assert whole_entries(lst) >= entries, f"{where}: {whole_entries(lst)} entries whole in a {lst.viewport().height()} px list"
+        assert text_lines(gallery.text) >= described, f"{where}: the description shows {text_lines(gallery.text)} lines"
+        assert window.lessons.notes.lines_shown() >= noted, f"{where}: the notes show {window.lessons.notes.lines_shown()} lines"
+        button = gallery.open_button
+        assert button.isVisible() and gallery.rect().contains(QtCore.QRect(button.mapTo(gallery, QtCore.QPoint(0, 0)),
+                                                                           button.size())), f"{where}: the open button cut"
+        view = window.view.widget
+        assert view.width() >= 0.45 * w and view.height() >= 0.5 * h, f"{where}: the 3D view is {view.size()}"
+        assert window.plots.scroll.viewport().width() >= 0.4 * w, f"{where}: the plots {window.plots.scroll.viewport().size()}"
+        shot(window, tmp_path, f"left-column-{name}-{w}x{h}")
+    # another model: the notes go, the list and the description take the whole column
+    window.open_model("double_pendulum")
+    qtbot.waitUntil(lambda: window.model is not None and window.model.name == "double_pendulum"
+                    and not window.lessons.notes_dock.isVisible(), timeout=60000)
+    spin(qtbot, 0.3)
+    where = f"double_pendulum at {w}x{h}"
+    check_models_list(window, where)
+    assert whole_entries(lst) >= 2 * entries, f"{where}: {whole_entries(lst)} entries whole"
+    assert text_lines(gallery.text) >= described, f"{where}: the description shows {text_lines(gallery.text)} lines"
+    shot(window, tmp_path, f"left-column-double_pendulum-{w}x{h}")
+
+
+def test_left_column_beside_the_plots_after_a_layout_saved_by_an_older_version(qtbot, tmp_path):
+    """The corners are part of the saved window state: a state saved with the plots under the left
+    column (the old layout) is restored with the left column down beside them all the same."""
+    from app.window.mainwindow import MainWindow
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    corner, left = QtCore.Qt.Corner.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea
+    old = MainWindow(None, settings=settings)
+    qtbot.addWidget(old)
+    old.setCorner(corner, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+    old.resize(1280, 800)
+    old.show()
+    qtbot.waitExposed(old)
+    old.close()                                          # saves its geometry and state
+    win = MainWindow(None, settings=settings)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        assert win.corner(corner) == left
+        spin(qtbot, 0.3)
+        models, plots = win.gallery_dock.geometry(), win.plots_dock.geometry()
+        assert models.bottom() > plots.top() and plots.left() > models.right(), (models, plots)
+    finally:
+        win.close()

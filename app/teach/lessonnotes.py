@@ -9,7 +9,7 @@ import html
 from PyQt6 import QtCore, QtWidgets
 
 MIN_LINES = 8          # lines of notes the panel shows at least
-SHARE = 0.6            # of the left column's height, when that is more
+SHARE = 0.45           # of the left column's height, when that is more
 
 
 class LessonNotes(QtWidgets.QTextBrowser):

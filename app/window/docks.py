@@ -79,6 +79,7 @@ def build_docks(win):
     d.setWidget(win.gallery)
     win.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, d)
     win.gallery_dock = d
+    place_corners(win)
     win.joints = JointPanel()
     win.joints.inputsChanged.connect(win._inputs_changed)
     win.joints.poseChanged.connect(win._pose_from_slider)
@@ -118,10 +119,20 @@ def build_docks(win):
     win.default_layout()
 
 
+def place_corners(win):
+    """The left column (models, the lesson's notes) runs down to the status bar, beside the plots
+    rather than above them: under the toolbars, 3D view and plots at 1280 x 800 it was 430 px tall
+    for the filter, the list, the description, its button and the lesson's notes, and the list
+    showed two entries. The corners are part of a saved window state: set again after restoring one."""
+    win.setCorner(QtCore.Qt.Corner.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+
+
 def default_layout(win):
     """Dock sizes for the window's size (View > Reset Panel Layout; also at the first start):
     the joints column gets about a third of the width, the constraints (when shown) up to
-    40 % of its height, the plots about 30 % of the height."""
+    40 % of its height, the plots about 30 % of the height; in the left column the models list
+    gets two thirds of the gallery's height and the description the rest, the lesson's notes
+    (when shown) 45 % of the column."""
     W, H = max(win.width(), 800), max(win.height(), 600)
     for d in (win.gallery_dock, win.joints_dock, win.plots_dock):
         if d.isFloating():
@@ -133,6 +144,7 @@ def default_layout(win):
                      QtCore.Qt.Orientation.Horizontal)
     win.resizeDocks([win.plots_dock], [int((0.33 if H < 900 else 0.3) * H)], QtCore.Qt.Orientation.Vertical)
     share_right_column(win)
+    win.gallery.reset_split()
     if getattr(win, "lessons", None) is not None:      # the lesson's notes under the models
         from app.teach.lessonnotes import share_left_column
         share_left_column(win, win.lessons.notes_dock)

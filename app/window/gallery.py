@@ -22,6 +22,18 @@ SOURCE_TITLES = {"assets": "— shipped models —", "builtin": "— built in co
                  "dm_control": "— dm_control suite (MJCF) —",
                  "lessons": "— lessons —"}
 ROLE_NAME = QtCore.Qt.ItemDataRole.UserRole
+MIN_LIST_LINES = 6      # the list's least height, in lines of text (3 titles of two lines)
+MIN_TEXT_LINES = 3      # the description's least height, in lines
+LIST_SHARE = (2, 1)     # list : description, of the height they share (each at least its minimum)
+
+
+def lines_height(view, lines):
+    """Height of a scroll area (a list, a text box) whose viewport holds ``lines`` lines of its font:
+    the frame and, for a text box, the document's margins included."""
+    extra = 2 * view.frameWidth() + 4
+    if isinstance(view, QtWidgets.QTextEdit):
+        extra += int(2 * view.document().documentMargin())
+    return lines * view.fontMetrics().lineSpacing() + extra
 
 
 def shipped_entries(assets_dir=ASSETS_DIR):
@@ -64,12 +76,16 @@ class ModelList(QtWidgets.QListWidget):
         cur = self.currentItem()
         shown = False
         if cur is not None and not cur.isHidden():
-            old = self.viewport().rect()
-            old.setHeight(old.height() - (event.size().height() - event.oldSize().height()))
-            shown = old.contains(self.visualItemRect(cur))
+            # heights only: the entry still has the old width, wider than a narrowed viewport
+            # (a narrower list after a shorter one judged the selection out of view and left it
+            # re-wrapped to 448..475 of 411 px)
+            r = self.visualItemRect(cur)
+            old_height = event.oldSize().height()
+            shown = r.top() >= 0 and r.bottom() < old_height
         super().resizeEvent(event)
         if shown:
-            self.scrollToItem(cur)       # lays the entries out for the new size first
+            self.executeDelayedItemsLayout()     # the titles re-wrapped for the new width, then scrolled
+            self.scrollToItem(cur)
 
 
 class Gallery(QtWidgets.QWidget):
@@ -86,17 +102,38 @@ class Gallery(QtWidgets.QWidget):
         self.filter.textChanged.connect(self._filter)
         lay.addWidget(self.filter)
         self.list = ModelList()
+        self.list.setObjectName("models_list")
         self.list.itemActivated.connect(self._activate)
         self.list.currentItemChanged.connect(self._describe)
-        lay.addWidget(self.list, 2)
+        self.list.setMinimumHeight(lines_height(self.list, MIN_LIST_LINES))
         self.text = QtWidgets.QTextBrowser()
+        self.text.setObjectName("model_description")
         self.text.setOpenExternalLinks(False)
-        lay.addWidget(self.text, 1)
+        self.text.setMinimumHeight(lines_height(self.text, MIN_TEXT_LINES))
+        # the list over the description, the line between them draggable; neither collapses
+        self.split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        self.split.setObjectName("gallery_split")
+        self.split.setChildrenCollapsible(False)
+        self.split.addWidget(self.list)
+        self.split.addWidget(self.text)
+        self.split.setStretchFactor(0, LIST_SHARE[0])
+        self.split.setStretchFactor(1, LIST_SHARE[1])
+        lay.addWidget(self.split, 1)
         self.open_button = btn = QtWidgets.QPushButton("Open selected model")
         btn.setObjectName("open_selected")
         btn.clicked.connect(self._open_current)
         lay.addWidget(btn)
         self.entries = {}
+
+    def reset_split(self):
+        """The list and the description back to their LIST_SHARE of the height (View > Reset Panel
+        Layout), each at least its minimum."""
+        total = sum(self.split.sizes())
+        if total <= 0:
+            return
+        a, b = LIST_SHARE
+        text = max(self.text.minimumHeight(), total * b // (a + b))
+        self.split.setSizes([max(total - text, self.list.minimumHeight()), text])
 
     def set_models(self, entries):
         """entries: engine.catalog.list_models() dicts (or ``shipped_entries()``), optionally with

@@ -67,6 +67,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.restoreGeometry(geom)
         if isinstance(st, QtCore.QByteArray):
             self._layout_restored = bool(self.restoreState(st))
+        docks.place_corners(self)           # the left column beside the plots, whatever was saved
         self.gallery.set_models(self.lessons.gallery_entries() + shipped_entries())  # browsable while compiling
         self.frames = FrameLoop(self)          # what each tick of the timer does (app/window/frame.py)
         self.timer = QtCore.QTimer(self)
