@@ -8,6 +8,8 @@ separated and the overlapping case). Any direction gives a bound: sd >= -(h_A(u)
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial import ConvexHull
@@ -114,6 +116,44 @@ def _unit(x):
     return x / np.linalg.norm(x)
 
 
+def _support_one(s, R, p):
+    """u -> h(u) for one direction (three floats): support_value's definitions in plain floats, for
+    Nelder-Mead's thousands of single evaluations (numpy's per-call overhead made each 50-80 us)."""
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
+    px, py, pz = (float(c) for c in p)
+    s0, s1, s2 = (float(c) for c in s.size)
+    kind = s.kind
+    verts = [tuple(v) for v in s.verts.tolist()]
+
+    def h(ux, uy, uz):
+        base = ux * px + uy * py + uz * pz
+        lx = r00 * ux + r10 * uy + r20 * uz         # R^T u
+        ly = r01 * ux + r11 * uy + r21 * uz
+        lz = r02 * ux + r12 * uy + r22 * uz
+        if kind == S.SPHERE:
+            return base + s0 * math.sqrt(ux * ux + uy * uy + uz * uz)
+        if kind == S.BOX:
+            return base + abs(lx) * s0 + abs(ly) * s1 + abs(lz) * s2
+        if kind == S.CAPSULE:
+            return base + s1 * abs(lz) + s0 * math.sqrt(ux * ux + uy * uy + uz * uz)
+        if kind == S.CYLINDER:
+            return base + s1 * abs(lz) + s0 * math.hypot(lx, ly)
+        return base + max(lx * vx + ly * vy + lz * vz for vx, vy, vz in verts)
+    return h
+
+
+def _gap_one(a, RA, pA, b, RB, pB):
+    """x -> h_A(u) + h_B(-u) at u = x / |x| (gap for one direction, in plain floats)."""
+    ha, hb = _support_one(a, RA, pA), _support_one(b, RB, pB)
+
+    def g(x):
+        x0, x1, x2 = float(x[0]), float(x[1]), float(x[2])
+        n = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+        ux, uy, uz = x0 / n, x1 / n, x2 / n
+        return ha(ux, uy, uz) + hb(-ux, -uy, -uz)
+    return g
+
+
 def reference_signed_distance(a, RA, pA, b, RB, pB, starts=()):
     """-min_u (h_A(u) + h_B(-u)): a dense grid of directions, then Nelder-Mead polishing from the
     three best grid points and any extra start directions (an unconstrained 3-vector, normalised)."""
@@ -121,8 +161,9 @@ def reference_signed_distance(a, RA, pA, b, RB, pB, starts=()):
     best_dirs = [_GRID[i] for i in np.argsort(g)[:3]] + [np.asarray(s, float) for s in starts]
     best = np.inf
     best_u = None
+    one = _gap_one(a, RA, pA, b, RB, pB)
     for u0 in best_dirs:
-        r = minimize(lambda x: gap(a, RA, pA, b, RB, pB, _unit(x))[0], u0, method="Nelder-Mead",
+        r = minimize(one, u0, method="Nelder-Mead",
                      options={"xatol": 1e-13, "fatol": 1e-15, "maxiter": 4000, "maxfev": 8000})
         if r.fun < best:
             best = r.fun
