@@ -80,14 +80,9 @@ CHILD_CODE = ("import sys, os, engine, engine.catalog, engine.warmup as w; w.exi
 
 
 class EngineImport:
-    """Loads the engine in the background; ``done``/``error`` are set when it ends. On a cold cache
-    the compiling child starts at once; the import in this process waits for ``start`` (an Event,
-    when given): the window sets it once it is shown, so that the import's Python work (it holds
-    the interpreter lock most of the time) does not slow the window's own start (measured warm:
-    the window answered after 1.33-1.52 s with the import beside it, 1.05-1.11 s with it after)."""
+    """Loads the engine in the background; ``done``/``error`` are set when it ends."""
 
-    def __init__(self, start=None):
-        self._start = start
+    def __init__(self):
         self.engine = None
         self.error = None
         self.done = threading.Event()
@@ -104,8 +99,6 @@ class EngineImport:
         try:
             if kernels_warmed_up() is False:
                 self._compile_in_child()
-            if self._start is not None:
-                self._start.wait()
             import engine
             import engine.catalog  # noqa: F401
             import engine.warmup
@@ -200,8 +193,7 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
     # import the GUI modules before the engine thread starts: two threads importing the same module
     # at once (colorama: numba and pyqtgraph both import it) can fail inside importlib (KeyError)
     from app.window.mainwindow import MainWindow, DEFAULT_MODEL
-    shown = threading.Event()
-    loader = EngineImport(start=shown)   # compile (a child process) or load the kernels: the load once the window is shown
+    loader = EngineImport()          # compile or load the kernels while the window starts
     if QtWidgets.QApplication.instance() is None:
         # GL windows share programs and buffers (pyqtgraph caches its shader programs globally)
         QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
@@ -214,7 +206,6 @@ def main(model_name=None, screenshot=None, quit_after=None, package_paths=(), re
     sys.excepthook = lambda tp, exc, tb: win.report_exception(exc) if isinstance(exc, Exception) \
         else sys.__excepthook__(tp, exc, tb)
     win.show()
-    shown.set()
     state = {"exit": 0, "shot_timer": None}
     times = {"start": T_START}
     win.startup_times = times

@@ -377,31 +377,6 @@ def test_engine_import_runs_the_warm_up_in_its_child(eng, tmp_path, monkeypatch)
     assert engine.simulation.simulator.compiled_step()
 
 
-def test_the_engine_import_waits_for_the_window_but_the_compiling_child_does_not(eng, monkeypatch):
-    """app.gui.main shows the window first and then lets the engine import start (EngineImport's
-    start event): the import holds the interpreter lock most of the time and slowed the window's
-    start. A cold cache's compiling child starts at once all the same (a process of its own)."""
-    import threading
-    from app import gui
-    start = threading.Event()
-    loader = gui.EngineImport(start=start)          # this machine's warm cache: an import only
-    assert not loader.done.wait(0.5), "the import ran before the window said it was shown"
-    start.set()
-    assert loader.done.wait(120) and loader.error is None and loader.engine is not None
-    # a cold cache: the child is started before the wait
-    started = []
-    monkeypatch.setattr(gui, "kernels_warmed_up", lambda: False)
-    monkeypatch.setattr(gui.EngineImport, "_compile_in_child", lambda self: started.append(1))
-    start = threading.Event()
-    loader = gui.EngineImport(start=start)
-    deadline = time.time() + 10
-    while not started and time.time() < deadline:
-        time.sleep(0.01)
-    assert started and not loader.done.is_set()
-    start.set()
-    assert loader.done.wait(120) and loader.error is None
-
-
 def test_a_cold_start_runs_the_python_step_until_the_step_loops_are_compiled(eng, monkeypatch):
     """On a cold start the loader is done once the child has compiled what the Python step needs
     (PYTHON_STEP_TASKS): the window's simulations run the Python step meanwhile, and the compiled
