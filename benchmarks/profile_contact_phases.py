@@ -59,7 +59,8 @@ def _warm_check(W, r, kind, mu, lam0, cv):
 def _warm_rounds(W, r, kind, mu, lam0, lam, new, trial, cv, J, M, fcols):
     lam[:] = lam0
     trial[:] = lam0
-    return solver.pivot_from(W, r, kind, mu, lam, new, trial, cv, solver.POLISH_BELOW, solver.WARM_BELOW,
+    ws, wc = solver.w_pattern(W)
+    return solver.pivot_from(W, ws, wc, r, kind, mu, lam, new, trial, cv, solver.POLISH_BELOW, solver.WARM_BELOW,
                              np.int64(solver.WARM_ROUNDS), J, M, fcols, np.bool_(True))
 
 

@@ -288,7 +288,7 @@ def _mapped(X, e, prow, pwt, pn, c):
 
 
 @njit(cache=True, _nrt=True)
-def _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
+def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
     """The minimum-norm least-squares solution x of the polish's system A x = b (A = W[E, :] P, the
     rows E and the column map P of ``polish``) through the factors of W instead of A: with
     W = J_f M_ff^-1 J_f^T (J_f: J's columns of the torque-given coordinates fcols, M_ff the mass
@@ -380,8 +380,12 @@ def _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
         for a in range(neq):
             s = b[a]
             e = E[a]
-            for i in range(m):
-                s -= W[e, i] * u[i]
+            if ws.shape[0] == 0:
+                for i in range(m):
+                    s -= W[e, i] * u[i]
+            else:                                   # along W's pattern (w_pattern): the same terms
+                for t in range(ws[e], ws[e + 1]):
+                    s -= W[e, wc[t]] * u[wc[t]]
             res[a] = s
     return True
 
@@ -398,6 +402,47 @@ def _velocities(W, lam, r, c):
 
 
 @njit(cache=True, _nrt=True)
+def w_pattern(W):
+    """W's nonzero entries row by row, (start, cols): row i's columns are cols[start[i]:start[i + 1]],
+    ascending. When fewer than half of W's entries are nonzero (bodies on a tree's separate branches:
+    in a pile of boxes two rows couple only when their contacts share a box); else two empty arrays
+    (the dense loops). The products over a row then skip exact zeros only: the same sums, term for
+    term, as the dense loops."""
+    m = W.shape[0]
+    nz = 0
+    for i in range(m):
+        for j in range(m):
+            if W[i, j] != 0.0:
+                nz += 1
+    if not 2 * nz < m * m:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    start = np.zeros(m + 1, dtype=np.int64)
+    cols = np.empty(nz, dtype=np.int64)
+    t = 0
+    for i in range(m):
+        for j in range(m):
+            if W[i, j] != 0.0:
+                cols[t] = j
+                t += 1
+        start[i + 1] = t
+    return start, cols
+
+
+@njit(cache=True)
+def _velocities_p(W, ws, wc, lam, r, c):
+    """``_velocities`` along W's pattern (``w_pattern``; empty: dense)."""
+    if ws.shape[0] == 0:
+        _velocities(W, lam, r, c)
+        return
+    m = r.shape[0]
+    for i in range(m):
+        s = r[i]
+        for t in range(ws[i], ws[i + 1]):
+            s += W[i, wc[t]] * lam[wc[t]]
+        c[i] = s
+
+
+@njit(cache=True, _nrt=True)
 def pgs(W, r, kind, mu, lam, max_iter, tol):
     """Projected Gauss-Seidel on c = W lam + r: bilateral rows c = 0; unilateral rows
     0 <= lam _|_ c >= 0; NORMAL rows are followed by two tangent rows with the Coulomb disk
@@ -405,23 +450,15 @@ def pgs(W, r, kind, mu, lam, max_iter, tol):
     box and lam = -mu[i] sign(c) on its edge. lam is the warm start and the result. Returns the
     sweeps done. A sparse W (bodies on a tree's separate branches: a pile of free boxes) is swept
     along each row's nonzero entries (the same sums: the skipped terms are exact zeros)."""
+    start, cols = w_pattern(W)
+    return _pgs(W, start, cols, r, kind, mu, lam, max_iter, tol)
+
+
+@njit(cache=True, _nrt=True)
+def _pgs(W, start, cols, r, kind, mu, lam, max_iter, tol):
+    """``pgs`` with W's pattern given (``w_pattern``; empty: dense)."""
     m = r.shape[0]
-    nz = 0
-    for i in range(m):
-        for j in range(m):
-            if W[i, j] != 0.0:
-                nz += 1
-    sparse = 2 * nz < m * m
-    start = np.zeros(m + 1, dtype=np.int64)
-    cols = np.empty(nz if sparse else 0, dtype=np.int64)
-    if sparse:
-        t = 0
-        for i in range(m):
-            for j in range(m):
-                if W[i, j] != 0.0:
-                    cols[t] = j
-                    t += 1
-            start[i + 1] = t
+    sparse = start.shape[0] > 0
     it = 0
     for it in range(1, max_iter + 1):
         dmax = 0.0
@@ -558,6 +595,13 @@ def polish(W, r, kind, mu, lam, new, J, M, fcols):
 
 @njit(cache=True, _nrt=True)
 def polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
+    """``_polish`` with W's pattern found here (``w_pattern``)."""
+    ws, wc = w_pattern(W)
+    return _polish(W, ws, wc, r, kind, mu, lam, new, cv, J, M, fcols)
+
+
+@njit(cache=True, _nrt=True)
+def _polish(W, ws, wc, r, kind, mu, lam, new, cv, J, M, fcols):
     """The PGS active set solved exactly (least squares, minimum norm): contacts in contact
     (lam_n > 0) sticking (|lam_t| < mu lam_n: n, t1, t2 rows met exactly) or sliding (lam_t =
     -mu lam_n s along PGS's slip s: the n row met), active limits, bilateral rows and BOX rows (a
@@ -642,7 +686,7 @@ def polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
     if ncol == 0 and nfixed == 0:
         for j in range(m):
             new[j] = 0.0
-        _velocities(W, new, r, cv)
+        _velocities_p(W, ws, wc, new, r, cv)
         return False
     for j in range(m):
         new[j] = fixed[j]
@@ -656,16 +700,20 @@ def polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
             e = E[a]
             b[a] = -r[e]
             if nfixed > 0:
-                for j in range(m):
-                    b[a] -= W[e, j] * fixed[j]
+                if ws.shape[0] == 0:
+                    for j in range(m):
+                        b[a] -= W[e, j] * fixed[j]
+                else:
+                    for t in range(ws[e], ws[e + 1]):
+                        b[a] -= W[e, wc[t]] * fixed[wc[t]]
         x = np.empty(ncol)
         factored = False
         if ncol > FACTORED_ABOVE and fcols.shape[0] > 0:
-            factored = _factored_lstsq(W, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x)
+            factored = _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x)
             if factored:
                 # taken when it meets its rows as the checks below ask (else A's own least squares)
                 _expand(prow, pwt, pn, ncol, x, new)
-                _velocities(W, new, r, cv)
+                _velocities_p(W, ws, wc, new, r, cv)
                 for a in range(neq):
                     if abs(cv[E[a]]) > 1e-9 * scale:
                         factored = False
@@ -684,9 +732,9 @@ def polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
             else:          # one column keeps LAPACK's arithmetic: a joint held by its friction stays exactly still
                 x = np.linalg.lstsq(A, b, 1e-12)[0]
             _expand(prow, pwt, pn, ncol, x, new)
-            _velocities(W, new, r, cv)
+            _velocities_p(W, ws, wc, new, r, cv)
     else:
-        _velocities(W, new, r, cv)
+        _velocities_p(W, ws, wc, new, r, cv)
     for a in range(neq):
         if abs(cv[E[a]]) > 1e-9 * scale:
             return False                                 # inconsistent rows: keep PGS's answer
@@ -722,15 +770,15 @@ def polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
                 new[j] = 0.0
                 clipped = True
     if clipped:
-        _velocities(W, new, r, cv)
+        _velocities_p(W, ws, wc, new, r, cv)
     return True
 
 
 @njit(cache=True)
-def _take_polished(W, r, kind, mu, lam, new, cv, bound, J, M, fcols):
+def _take_polished(W, ws, wc, r, kind, mu, lam, new, cv, bound, J, M, fcols):
     """Polish lam's active set into new (its velocities into cv); when admissible with residual <=
-    bound, copy it into lam. Returns (taken, its residual)."""
-    if not polish_into(W, r, kind, mu, lam, new, cv, J, M, fcols):
+    bound, copy it into lam. (ws, wc): W's pattern (``w_pattern``). Returns (taken, its residual)."""
+    if not _polish(W, ws, wc, r, kind, mu, lam, new, cv, J, M, fcols):
         return False, 0.0
     res = _residual_of(W, kind, mu, new, cv)
     if res > bound:
@@ -741,7 +789,7 @@ def _take_polished(W, r, kind, mu, lam, new, cv, bound, J, M, fcols):
 
 
 @njit(cache=True, _nrt=True)
-def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
+def pivot(W, ws, wc, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
     """Active-set rounds for when PGS stops short (a heavy body on a light one: at a mass ratio of
     1:10000 PGS needs ~1e5 sweeps, and 200 leave light contacts with |lam_t| on the rim of their
     small cones, so its active set says "sliding" where everything sticks). Starts from PGS's
@@ -758,12 +806,12 @@ def pivot(W, r, kind, mu, lam, new, trial, bound, rounds, J, M, fcols):
             i += 3
         else:
             i += 1
-    return pivot_from(W, r, kind, mu, lam, new, trial, np.empty(m), bound, bound, rounds, J, M, fcols,
+    return pivot_from(W, ws, wc, r, kind, mu, lam, new, trial, np.empty(m), bound, bound, rounds, J, M, fcols,
                       np.bool_(False))   # np.bool_: a literal False would compile pivot_from once more
 
 
 @njit(cache=True, _nrt=True)
-def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M, fcols, need_entry):
+def pivot_from(W, ws, wc, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M, fcols, need_entry):
     """Active-set rounds from the set of trial (overwritten): polishes it, and from each polished
     answer that is not admissible takes the next set (a direct active-set method, as Kostreva's and
     Judice's for LCPs): a normal row with a negative impulse leaves the set, an inactive one that
@@ -780,7 +828,7 @@ def pivot_from(W, r, kind, mu, lam, new, trial, cv, bound1, bound, rounds, J, M,
         rmax = max(rmax, abs(r[i]))
     for rnd in range(rounds):
         bnd = bound1 if rnd == 0 else bound
-        taken, res = _take_polished(W, r, kind, mu, trial, new, cv, bnd, J, M, fcols)
+        taken, res = _take_polished(W, ws, wc, r, kind, mu, trial, new, cv, bnd, J, M, fcols)
         if taken:
             for i in range(m):
                 lam[i] = new[i]
@@ -896,7 +944,8 @@ def solve_factored(W, r, kind, mu, lam, J, M, fcols):
         if lam[i] != 0.0:
             idle = False
             break
-    _velocities(W, lam, r, cv)
+    ws, wc = w_pattern(W)               # W's nonzeros, found once for every product below
+    _velocities_p(W, ws, wc, lam, r, cv)
     res = _residual_of(W, kind, mu, lam, cv)
     rmax = 0.0
     for i in range(m):
@@ -905,15 +954,15 @@ def solve_factored(W, r, kind, mu, lam, J, M, fcols):
         return 0, False, res
     for i in range(m):
         trial[i] = lam[i]
-    taken, res = pivot_from(W, r, kind, mu, lam, new, trial, cv, POLISH_BELOW, WARM_BELOW, int(WARM_ROUNDS), J, M,
-                            fcols, np.bool_(True))
+    taken, res = pivot_from(W, ws, wc, r, kind, mu, lam, new, trial, cv, POLISH_BELOW, WARM_BELOW, int(WARM_ROUNDS),
+                            J, M, fcols, np.bool_(True))
     if taken:
         return 0, True, res
-    iters = pgs(W, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
-    _velocities(W, lam, r, cv)
+    iters = _pgs(W, ws, wc, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
+    _velocities_p(W, ws, wc, lam, r, cv)
     res = _residual_of(W, kind, mu, lam, cv)
-    taken, res_p = _take_polished(W, r, kind, mu, lam, new, cv, max(res, POLISH_BELOW), J, M, fcols)
+    taken, res_p = _take_polished(W, ws, wc, r, kind, mu, lam, new, cv, max(res, POLISH_BELOW), J, M, fcols)
     if not taken and iters >= PGS_MAX_ITER:          # PGS stopped short: pivot on its active set
-        taken, res_p = pivot(W, r, kind, mu, lam, new, trial, max(res, POLISH_BELOW), int(PIVOT_ROUNDS), J, M,
+        taken, res_p = pivot(W, ws, wc, r, kind, mu, lam, new, trial, max(res, POLISH_BELOW), int(PIVOT_ROUNDS), J, M,
                              fcols)
     return iters, taken, res_p if taken else res
