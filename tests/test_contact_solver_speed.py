@@ -124,3 +124,55 @@ def test_empty_set_polish_answers_zero():
     assert not solver.polish_into(W, r, kind, mu, np.zeros(12), new, cv, J, M, fcols)
     assert np.array_equal(new, np.zeros(12))
     assert np.array_equal(cv, r)
+
+
+def _row_of_boxes(n=4):
+    """n of the boxes side by side, each on its four corners (its own six coordinates): W is block
+    diagonal (bodies that do not touch do not couple), 1/n of its entries nonzero."""
+    W1, r1, kind1, mu1, J1, M1, _ = _box_problem()
+    J = np.zeros((12 * n, 6 * n))
+    M = np.zeros((6 * n, 6 * n))
+    for b in range(n):
+        J[12 * b:12 * b + 12, 6 * b:6 * b + 6] = J1
+        M[6 * b:6 * b + 6, 6 * b:6 * b + 6] = M1
+    W = J @ np.linalg.solve(M, J.T)
+    v_free = np.tile([0.0, 0.0, -G * H, 0.0, 0.0, 0.0], n)
+    v_free[2::6] *= 1.0 + 0.1 * np.arange(n)               # a different push on each box
+    return W, J @ v_free, np.tile(kind1, n), np.tile(mu1, n), J, M, np.arange(6 * n, dtype=np.int64)
+
+
+def test_the_solve_runs_along_a_sparse_w_with_the_dense_answers_to_the_last_bit():
+    """The solve finds W's nonzeros once (w_pattern) and takes its products along them: for a sparse
+    W the same terms in the same order as the dense loops, so the same bits."""
+    W, r, kind, mu, J, M, fcols = _row_of_boxes()
+    ws, wc = solver.w_pattern(W)
+    rows, cols = np.nonzero(W)
+    assert ws.shape[0] == W.shape[0] + 1 and np.array_equal(wc, cols)
+    assert np.array_equal(np.diff(ws), np.bincount(rows, minlength=W.shape[0]))
+    dense = np.zeros(0, dtype=np.int64)
+    # a dense W keeps the dense loops
+    assert solver.w_pattern(np.ones((6, 6)))[0].shape[0] == 0
+    lam0 = np.random.default_rng(3).uniform(0.0, 2e-3, W.shape[0])
+    c_sparse, c_dense = np.empty(W.shape[0]), np.empty(W.shape[0])
+    solver._velocities_p(W, ws, wc, lam0, r, c_sparse)
+    solver._velocities(W, lam0, r, c_dense)
+    assert np.array_equal(c_sparse, c_dense)
+    # PGS from zero, then the polish of its set, each way
+    lam_s, lam_d = np.zeros(W.shape[0]), np.zeros(W.shape[0])
+    it_s = solver._pgs(W, ws, wc, r, kind, mu, lam_s, 200, 1e-12)
+    it_d = solver._pgs(W, dense, dense, r, kind, mu, lam_d, 200, 1e-12)
+    assert it_s == it_d and np.array_equal(lam_s, lam_d)
+    out = []
+    for p, q in ((ws, wc), (dense, dense)):
+        new, cv = np.empty(W.shape[0]), np.empty(W.shape[0])
+        ok = solver._polish(W, p, q, r, kind, mu, lam_s, new, cv, J, M, fcols)
+        out.append((ok, new, cv))
+    assert out[0][0] and out[1][0]
+    assert np.array_equal(out[0][1], out[1][1]) and np.array_equal(out[0][2], out[1][2])
+    # and the whole solve holds every box: its normal impulses carry its push, its corners still
+    lam = np.zeros(W.shape[0])
+    sweeps, polished, res = solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    assert polished and res <= solver.POLISH_BELOW
+    for b in range(4):
+        assert abs(lam[12 * b:12 * b + 12:3].sum() - G * H * (1.0 + 0.1 * b)) < 1e-15
+    assert np.abs(_velocities(W, r, lam)).max() < 1e-15
