@@ -19,7 +19,7 @@ BOX = 4                         # a joint's dry friction: c = 0 while |lam| < mu
 PASS_COUPLING = 0.1             # |W_kj| / sqrt(W_kk W_jj) above which a touching contact j holds contact k
                                 # (the ground under a struck body): k then keeps the simultaneous rule
 PGS_MAX_ITER = 200
-PGS_MORE = 2000                 # further sweeps when PGS stopped short, neither its set's polish nor the pivot
+PGS_MORE = 10 * PGS_MAX_ITER      # further sweeps when PGS stopped short, neither its set's polish nor the pivot
 PGS_MORE_ABOVE = 1e-6           # rounds were taken, and its answer is farther than this (m/s) from a solution:
                                 # the humanoid falling (step 752 of bench_contact's scene) ended at 6e-4 m/s
                                 # after 200 sweeps (rank 13 of 20 rows); PGS converges there in ~800 more
