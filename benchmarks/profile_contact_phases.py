@@ -60,8 +60,10 @@ def _warm_rounds(W, r, kind, mu, lam0, lam, new, trial, cv, J, M, fcols):
     lam[:] = lam0
     trial[:] = lam0
     ws, wc = solver.w_pattern(W)
+    solver._velocities_p(W, ws, wc, lam, r, cv)
+    res = solver._residual_of(W, kind, mu, lam, cv)
     return solver.pivot_from(W, ws, wc, r, kind, mu, lam, new, trial, cv, solver.POLISH_BELOW, solver.WARM_BELOW,
-                             np.int64(solver.WARM_ROUNDS), J, M, fcols, np.bool_(True))
+                             np.int64(solver.WARM_ROUNDS), J, M, fcols, np.bool_(True), res)
 
 
 @njit

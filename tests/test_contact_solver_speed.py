@@ -176,3 +176,64 @@ def test_the_solve_runs_along_a_sparse_w_with_the_dense_answers_to_the_last_bit(
     for b in range(4):
         assert abs(lam[12 * b:12 * b + 12:3].sum() - G * H * (1.0 + 0.1 * b)) < 1e-15
     assert np.abs(_velocities(W, r, lam)).max() < 1e-15
+
+
+def _dumped(name):
+    """A solve's inputs dumped from a real step (benchmarks/profile_contact_phases.py --dump): Gymnasium's
+    humanoid (bench_contact's humanoid_falling scene, dt 1 ms) with W's factors J, M, fcols."""
+    import os
+    d = np.load(os.path.join(os.path.dirname(__file__), "data", name))
+    return d["W"], d["r"], d["kind"], d["mu"], d["lam0"].copy(), d["J"], d["M"], d["fcols"]
+
+
+def _turns(W, r, kind, mu, lam, J, M, fcols, rounds):
+    """Residuals of the warm set's polished answer and of each turn of its sliding contacts' friction
+    against their slip (pivot_from's rule, written out here)."""
+    import math
+    m = r.shape[0]
+    ws, wc = solver.w_pattern(W)
+    trial, new, cv, out = lam.copy(), np.zeros(m), np.zeros(m), []
+    for _ in range(rounds):
+        assert solver._polish(W, ws, wc, r, kind, mu, trial, new, cv, J, M, fcols)
+        out.append(solver._residual_of(W, kind, mu, new, cv))
+        trial = new.copy()
+        for i in np.flatnonzero(kind == solver.NORMAL):
+            nt, lim, s = math.hypot(new[i + 1], new[i + 2]), mu[i] * new[i], cv[i + 1:i + 3]
+            if new[i] > 0.0 and nt > lim * (1.0 - 1e-6) and np.hypot(*s) > 1e-9:
+                trial[i + 1:i + 3] = -lim * s / np.hypot(*s)
+    return out
+
+
+def test_creeping_contacts_start_pgs_from_the_warm_sets_polished_answer():
+    """The humanoid lying and creeping (step 2400: three contacts sliding at 0.6-4 mm/s, W of rank 22
+    in 31 rows). The warm set's polish is admissible but 2e-8 m/s off (the slip directions lag a
+    step); turning the friction against the slip overshoots, each turn ~13x farther than the one
+    before, so the rounds stop at the first rise, and PGS starts from the warm set's polished answer
+    instead of the raw warm start: a quarter of the sweeps, to the same tolerance."""
+    W, r, kind, mu, lam0, J, M, fcols = _dumped("solve_humanoid_creeping.npz")
+    res = _turns(W, r, kind, mu, lam0, J, M, fcols, 3)
+    assert solver.POLISH_BELOW < res[0] < 1e-6 and res[0] < res[1] < res[2]   # admissible, not exact; diverging
+    cold = lam0.copy()
+    cold_sweeps = solver.pgs(W, r, kind, mu, cold, np.int64(solver.PGS_MAX_ITER), solver.PGS_TOL)
+    lam = lam0.copy()
+    sweeps, polished, res_s = solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    assert res_s <= solver.PGS_TOL and res_s == solver.residual(W, r, kind, mu, lam)
+    assert 0 < sweeps <= cold_sweeps // 2, (sweeps, cold_sweeps)
+    c, c0 = W @ lam + r, W @ cold + r                 # the same contact velocities as PGS from the warm start
+    assert np.abs(c - c0).max() < 1e-8
+
+
+def test_a_stalled_pgs_goes_on_until_its_answer_is_exact():
+    """The humanoid landing (step 752: 20 rows, W of rank 13): PGS's 200 sweeps leave it 6e-4 m/s from a
+    solution and neither its set's polish nor the pivot rounds are admissible; PGS goes on (up to
+    PGS_MORE sweeps) and its set, polished again, is exact."""
+    W, r, kind, mu, lam0, J, M, fcols = _dumped("solve_humanoid_stalled.npz")
+    short = lam0.copy()
+    assert solver.pgs(W, r, kind, mu, short, np.int64(solver.PGS_MAX_ITER), solver.PGS_TOL) == solver.PGS_MAX_ITER
+    assert solver.residual(W, r, kind, mu, short) > solver.PGS_MORE_ABOVE
+    lam = lam0.copy()
+    sweeps, polished, res = solver.solve_factored(W, r, kind, mu, lam, J, M, fcols)
+    assert solver.PGS_MAX_ITER < sweeps < solver.PGS_MAX_ITER + solver.PGS_MORE
+    assert polished and res <= 1e-9 and res == solver.residual(W, r, kind, mu, lam)
+    normal = (kind == solver.NORMAL) | (kind == solver.UNILATERAL)
+    assert np.all(lam[normal] >= 0.0) and np.all((W @ lam + r)[normal] >= -1e-9)   # none pulls, none sinks
