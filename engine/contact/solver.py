@@ -188,52 +188,32 @@ FACTOR_RANK_TOL = 1e-10         # a column of B (or C) whose part off the span o
                                 # this fraction (squared) of its norm: rank deficient, the factored path declines
 
 
-GRAM_DENSE_UPTO = 8             # columns: up to this many _gram_factor sums X^T X densely (a box's 6 coordinates)
-
-
 @njit(cache=True)
-def _gram_sum(X, N, idx, val):
-    """N's lower triangle = X^T X (X: k x n). Up to GRAM_DENSE_UPTO columns as dense dot products;
-    above, each row of X summed over its nonzero entries, gathered first (a pile of bodies: a row
-    touches one or two bodies' coordinates)."""
-    k, n = X.shape
-    if n <= GRAM_DENSE_UPTO:
-        for i in range(n):
-            for j in range(i + 1):
-                s = 0.0
-                for a in range(k):
-                    s += X[a, i] * X[a, j]
-                N[i, j] = s
-        return
+def _gram_sum(rs, rk, rv, N):
+    """N's lower triangle = X^T X, X given by its rows' nonzero entries (``_compress_row``): row a
+    summed over its own entries, the rows in order (a pile of bodies: a row touches one or two
+    bodies' coordinates). The dense sums' terms but the exact zeros, to the last bit."""
+    n = N.shape[0]
     for i in range(n):
         for j in range(i + 1):
             N[i, j] = 0.0
-    for a in range(k):
-        cnt = 0
-        for j in range(n):
-            v = X[a, j]
-            if v != 0.0:
-                idx[cnt] = j
-                val[cnt] = v
-                cnt += 1
-        for s in range(cnt):
-            i = idx[s]
-            xi = val[s]
-            for t in range(s + 1):
-                N[i, idx[t]] += xi * val[t]
+    for a in range(rs.shape[0] - 1):
+        for s in range(rs[a], rs[a + 1]):
+            i = rk[s]
+            xi = rv[s]
+            for t in range(rs[a], s + 1):
+                N[i, rk[t]] += xi * rv[t]
 
 
 @njit(cache=True, _nrt=True)
-def _gram_factor(X, L, first):
-    """L = the Cholesky factor of X^T X (n x n) for the rows of X (k x n), within its envelope (row i
-    of L from first[i], the first column that couples i with anything before it: a pile of bodies
-    ordered as they are stacked couples each only with its neighbours). False when X has not full
-    column rank (FACTOR_RANK_TOL)."""
-    k, n = X.shape
+def _gram_factor(rs, rk, rv, L, first):
+    """L = the Cholesky factor of X^T X (n x n, L's size) for the rows of X given compressed
+    (``_compress_row``), within its envelope (row i of L from first[i], the first column that
+    couples i with anything before it: a pile of bodies ordered as they are stacked couples each
+    only with its neighbours). False when X has not full column rank (FACTOR_RANK_TOL)."""
+    n = L.shape[0]
     N = np.empty((n, n))
-    idx = np.empty(n, dtype=np.int64)
-    val = np.empty(n)
-    _gram_sum(X, N, idx, val)
+    _gram_sum(rs, rk, rv, N)
     for i in range(n):
         f = i
         for j in range(i):
@@ -256,6 +236,21 @@ def _gram_factor(X, L, first):
             else:
                 L[i, j] = s / L[j, j]
     return True
+
+
+@njit(cache=True)
+def _compress_row(row, rs, rk, rv, a):
+    """Row a of a compressed matrix (rs, rk, rv: row a's columns rk[rs[a]:rs[a + 1]], ascending, its
+    values rv) from the dense row; rs[a] set before. False when the row is all zeros."""
+    t = rs[a]
+    for k in range(row.shape[0]):
+        x = row[k]
+        if x != 0.0:
+            rk[t] = k
+            rv[t] = x
+            t += 1
+    rs[a + 1] = t
+    return t > rs[a]
 
 
 @njit(cache=True)
@@ -307,30 +302,25 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
     nf = fcols.shape[0]
     if nf == 0 or neq < nf or ncol < nf:
         return False
-    B = np.empty((neq, nf))
+    # B's and C's rows compressed (their nonzero entries: a contact's rows touch only the coordinates
+    # of its bodies' paths to the root, 12 of a pile's 120), for the Gram sums and the products below
+    row = np.empty(nf)
+    bs = np.empty(neq + 1, dtype=np.int64)
+    bk = np.empty(neq * nf, dtype=np.int64)
+    bv = np.empty(neq * nf)
+    bs[0] = 0
+    t = 0
     for a in range(neq):
-        nz = False
+        e = E[a]
         for k in range(nf):
-            B[a, k] = J[E[a], fcols[k]]
-            nz = nz or B[a, k] != 0.0
-        if not nz:
-            return False
-    C = np.zeros((ncol, nf))
-    for c in range(ncol):
-        nz = False
-        for q in range(pn[c]):
-            w = pwt[c, q]
-            i = prow[c, q]
-            for k in range(nf):
-                C[c, k] += w * J[i, fcols[k]]
-        for k in range(nf):
-            nz = nz or C[c, k] != 0.0
-        if not nz:
-            return False
-    L1 = np.empty((nf, nf))
-    f1 = np.empty(nf, dtype=np.int64)
-    if not _gram_factor(B, L1, f1):
-        return False
+            v = J[e, fcols[k]]
+            if v != 0.0:
+                bk[t] = k
+                bv[t] = v
+                t += 1
+        if t == bs[a]:
+            return False                        # a dead row
+        bs[a + 1] = t
     # every column a row of its own, in E's order (all sticking: no sliding, no edge): C = B exactly
     same = neq == ncol
     for c in range(ncol):
@@ -338,12 +328,33 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
             break
         same = pn[c] == 1 and prow[c, 0] == E[c] and pwt[c, 0] == 1.0
     if same:
+        cs, ck, cv = bs, bk, bv
+    else:
+        cs = np.empty(ncol + 1, dtype=np.int64)
+        ck = np.empty(ncol * nf, dtype=np.int64)
+        cv = np.empty(ncol * nf)
+        cs[0] = 0
+        for c in range(ncol):
+            for k in range(nf):
+                row[k] = 0.0
+            for q in range(pn[c]):
+                w = pwt[c, q]
+                i = prow[c, q]
+                for k in range(nf):
+                    row[k] += w * J[i, fcols[k]]
+            if not _compress_row(row, cs, ck, cv, c):
+                return False
+    L1 = np.empty((nf, nf))
+    f1 = np.empty(nf, dtype=np.int64)
+    if not _gram_factor(bs, bk, bv, L1, f1):
+        return False
+    if same:
         L2 = L1
         f2 = f1
     else:
         L2 = np.empty((nf, nf))
         f2 = np.empty(nf, dtype=np.int64)
-        if not _gram_factor(C, L2, f2):
+        if not _gram_factor(cs, ck, cv, L2, f2):
             return False
     m = W.shape[0]
     res = np.empty(neq)
@@ -360,8 +371,8 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
         for a in range(neq):
             ra = res[a]
             if ra != 0.0:
-                for k in range(nf):
-                    y[k] += B[a, k] * ra
+                for t in range(bs[a], bs[a + 1]):
+                    y[bk[t]] += bv[t] * ra
         _gram_solve(L1, f1, y)
         for k in range(nf):
             s = 0.0
@@ -372,8 +383,8 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
         _gram_solve(L2, f2, z)
         for c in range(ncol):
             s = 0.0
-            for k in range(nf):
-                s += C[c, k] * z[k]
+            for t in range(cs[c], cs[c + 1]):
+                s += cv[t] * z[ck[t]]
             x[c] += s
         if rnd == 1:
             break
@@ -382,15 +393,7 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
             u[i] = 0.0
         _expand(prow, pwt, pn, ncol, x, u)
         for a in range(neq):
-            s = b[a]
-            e = E[a]
-            if ws.shape[0] == 0:
-                for i in range(m):
-                    s -= W[e, i] * u[i]
-            else:                                   # along W's pattern (w_pattern): the same terms
-                for t in range(ws[e], ws[e + 1]):
-                    s -= W[e, wc[t]] * u[wc[t]]
-            res[a] = s
+            res[a] = _row_add(W, ws, wc, E[a], u, b[a], -1.0)
     return True
 
 
@@ -413,15 +416,8 @@ def w_pattern(W):
     (the dense loops). The products over a row then skip exact zeros only: the same sums, term for
     term, as the dense loops."""
     m = W.shape[0]
-    nz = 0
-    for i in range(m):
-        for j in range(m):
-            if W[i, j] != 0.0:
-                nz += 1
-    if not 2 * nz < m * m:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     start = np.zeros(m + 1, dtype=np.int64)
-    cols = np.empty(nz, dtype=np.int64)
+    cols = np.empty(m * m, dtype=np.int64)       # one pass over W (a pile's 240 rows: 57,600 entries)
     t = 0
     for i in range(m):
         for j in range(m):
@@ -429,21 +425,31 @@ def w_pattern(W):
                 cols[t] = j
                 t += 1
         start[i + 1] = t
-    return start, cols
+    if not 2 * t < m * m:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return start, cols[:t]
+
+
+@njit(cache=True)
+def _row_add(W, ws, wc, e, x, s, sign):
+    """s + sign W[e, :] x (sign +-1.0), added term by term in column order along W's pattern
+    (``w_pattern``; empty: every column): the dense loop's sum, the exact zeros skipped, to the last
+    bit ((-w) x is -(w x) exactly). The one place the solve's products choose between the two."""
+    if ws.shape[0] == 0:
+        for j in range(W.shape[1]):
+            s += sign * W[e, j] * x[j]
+    else:
+        for t in range(ws[e], ws[e + 1]):
+            j = wc[t]
+            s += sign * W[e, j] * x[j]
+    return s
 
 
 @njit(cache=True)
 def _velocities_p(W, ws, wc, lam, r, c):
     """``_velocities`` along W's pattern (``w_pattern``; empty: dense)."""
-    if ws.shape[0] == 0:
-        _velocities(W, lam, r, c)
-        return
-    m = r.shape[0]
-    for i in range(m):
-        s = r[i]
-        for t in range(ws[i], ws[i + 1]):
-            s += W[i, wc[t]] * lam[wc[t]]
-        c[i] = s
+    for i in range(r.shape[0]):
+        c[i] = _row_add(W, ws, wc, i, lam, r[i], 1.0)
 
 
 @njit(cache=True, _nrt=True)
@@ -704,12 +710,7 @@ def _polish(W, ws, wc, r, kind, mu, lam, new, cv, J, M, fcols):
             e = E[a]
             b[a] = -r[e]
             if nfixed > 0:
-                if ws.shape[0] == 0:
-                    for j in range(m):
-                        b[a] -= W[e, j] * fixed[j]
-                else:
-                    for t in range(ws[e], ws[e + 1]):
-                        b[a] -= W[e, wc[t]] * fixed[wc[t]]
+                b[a] = _row_add(W, ws, wc, e, fixed, b[a], -1.0)
         x = np.empty(ncol)
         factored = False
         if ncol > FACTORED_ABOVE and fcols.shape[0] > 0:
