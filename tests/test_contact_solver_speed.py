@@ -205,8 +205,8 @@ def _turns(W, r, kind, mu, lam, J, M, fcols, rounds):
 
 
 def test_creeping_contacts_start_pgs_from_the_warm_sets_polished_answer():
-    """The humanoid lying and creeping (step 2400: three contacts sliding at 0.6-4 mm/s, W of rank 22
-    in 31 rows). The warm set's polish is admissible but 2e-8 m/s off (the slip directions lag a
+    """The humanoid lying and creeping (its step 3101, dumped by ``profile_contact_phases.py
+    humanoid_falling --skip 2400 --dump``: three contacts sliding at 0.6-4 mm/s, W of rank 22 in 31 rows). The warm set's polish is admissible but 2e-8 m/s off (the slip directions lag a
     step); turning the friction against the slip overshoots, each turn ~13x farther than the one
     before, so the rounds stop at the first rise, and PGS starts from the warm set's polished answer
     instead of the raw warm start: a quarter of the sweeps, to the same tolerance."""
@@ -224,7 +224,8 @@ def test_creeping_contacts_start_pgs_from_the_warm_sets_polished_answer():
 
 
 def test_a_stalled_pgs_goes_on_until_its_answer_is_exact():
-    """The humanoid landing (step 752: 20 rows, W of rank 13): PGS's 200 sweeps leave it 6e-4 m/s from a
+    """A step of the humanoid falling where PGS stalled (session 25's dump ``--stalls``, its step 752 of the
+    run: 20 rows, W of rank 13): PGS's 200 sweeps leave it 6e-4 m/s from a
     solution and neither its set's polish nor the pivot rounds are admissible; PGS goes on (up to
     PGS_MORE sweeps) and its set, polished again, is exact."""
     W, r, kind, mu, lam0, J, M, fcols = _dumped("solve_humanoid_stalled.npz")
