@@ -304,7 +304,6 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
         return False
     # B's and C's rows compressed (their nonzero entries: a contact's rows touch only the coordinates
     # of its bodies' paths to the root, 12 of a pile's 120), for the Gram sums and the products below
-    row = np.empty(nf)
     bs = np.empty(neq + 1, dtype=np.int64)
     bk = np.empty(neq * nf, dtype=np.int64)
     bv = np.empty(neq * nf)
@@ -334,6 +333,7 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
         ck = np.empty(ncol * nf, dtype=np.int64)
         cv = np.empty(ncol * nf)
         cs[0] = 0
+        row = np.empty(nf)
         for c in range(ncol):
             for k in range(nf):
                 row[k] = 0.0
@@ -397,15 +397,12 @@ def _factored_lstsq(W, ws, wc, E, neq, prow, pwt, pn, ncol, b, J, M, fcols, x):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _velocities(W, lam, r, c):
-    """c = W lam + r, in a plain loop (no BLAS call for the small matrices of a contact step)."""
-    m = r.shape[0]
-    for i in range(m):
-        s = r[i]
-        for j in range(m):
-            s += W[i, j] * lam[j]
-        c[i] = s
+    """c = W lam + r over every entry of W, in plain loops (no BLAS call for the small matrices of a
+    contact step): ``_velocities_p`` without a pattern."""
+    dense = np.zeros(0, dtype=np.int64)
+    _velocities_p(W, dense, dense, lam, r, c)
 
 
 @njit(cache=True, _nrt=True)
@@ -979,16 +976,24 @@ def solve_factored(W, r, kind, mu, lam, J, M, fcols):
                             J, M, fcols, np.bool_(True), res)
     if taken:
         return 0, True, res
-    iters = _pgs(W, ws, wc, r, kind, mu, lam, int(PGS_MAX_ITER), PGS_TOL)   # int(): not a literal, as from Python
-    _velocities_p(W, ws, wc, lam, r, cv)
-    res = _residual_of(W, kind, mu, lam, cv)
-    taken, res_p = _take_polished(W, ws, wc, r, kind, mu, lam, new, cv, max(res, POLISH_BELOW), J, M, fcols)
+    iters, res, taken, res_p = _pgs_polished(W, ws, wc, r, kind, mu, lam, new, cv, int(PGS_MAX_ITER), J, M,
+                                             fcols)    # int(): not a literal, as from Python
     if not taken and iters >= PGS_MAX_ITER:          # PGS stopped short: pivot on its active set
         taken, res_p = pivot(W, ws, wc, r, kind, mu, lam, new, trial, max(res, POLISH_BELOW), int(PIVOT_ROUNDS), J, M,
                              fcols)
     if not taken and iters >= PGS_MAX_ITER and res > PGS_MORE_ABOVE:     # still far: PGS goes on
-        iters += _pgs(W, ws, wc, r, kind, mu, lam, int(PGS_MORE), PGS_TOL)
-        _velocities_p(W, ws, wc, lam, r, cv)
-        res = _residual_of(W, kind, mu, lam, cv)
-        taken, res_p = _take_polished(W, ws, wc, r, kind, mu, lam, new, cv, max(res, POLISH_BELOW), J, M, fcols)
+        more, res, taken, res_p = _pgs_polished(W, ws, wc, r, kind, mu, lam, new, cv, int(PGS_MORE), J, M, fcols)
+        iters += more
     return iters, taken, res_p if taken else res
+
+
+@njit(cache=True, _nrt=True)
+def _pgs_polished(W, ws, wc, r, kind, mu, lam, new, cv, sweeps, J, M, fcols):
+    """PGS from lam (up to sweeps), then its active set polished and taken into lam when at least as
+    exact as PGS's answer (``_take_polished``). Returns (sweeps done, PGS's residual, taken, the
+    polished answer's residual)."""
+    iters = _pgs(W, ws, wc, r, kind, mu, lam, sweeps, PGS_TOL)
+    _velocities_p(W, ws, wc, lam, r, cv)
+    res = _residual_of(W, kind, mu, lam, cv)
+    taken, res_p = _take_polished(W, ws, wc, r, kind, mu, lam, new, cv, max(res, POLISH_BELOW), J, M, fcols)
+    return iters, res, taken, res_p
